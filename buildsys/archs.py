@@ -1,0 +1,62 @@
+"""GPU architectures to compile for: TINYTENSOR_CUDA_ARCHS, or a default per CUDA major.
+
+Format: "70;75;80;86;89;90+PTX" -> SASS for each listed arch, plus PTX for those marked +PTX
+(newer GPUs JIT-compile the PTX). The defaults cover CUDA's common data-centre and consumer
+GPUs: Volta, Turing, Ampere, Ada, Hopper (and Blackwell for CUDA 13, which drops Volta).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+DEFAULTS = {
+    12: "70;75;80;86;89;90+PTX",
+    13: "75;80;86;89;90;100;120+PTX",
+}
+_ENTRY = re.compile(r"^(\d{2,3})(\+PTX)?$")
+
+
+class ArchError(ValueError):
+    pass
+
+
+def parse(spec: str) -> tuple[list[int], list[int]]:
+    """(SASS archs, PTX archs) from a spec such as "80;90+PTX"."""
+    sass, ptx = [], []
+    for entry in filter(None, (e.strip() for e in re.split(r"[;, ]", spec))):
+        match = _ENTRY.match(entry)
+        if not match:
+            raise ArchError(f"bad architecture {entry!r} in TINYTENSOR_CUDA_ARCHS={spec!r}: use e.g. '80' or '90+PTX'")
+        arch = int(match.group(1))
+        sass.append(arch)
+        if match.group(2):
+            ptx.append(arch)
+    if not sass:
+        raise ArchError(f"TINYTENSOR_CUDA_ARCHS={spec!r} names no architecture")
+    return sorted(set(sass)), sorted(set(ptx))
+
+
+def select(cuda_major: int, supported: list[int], env=None) -> tuple[list[int], list[int]]:
+    """The archs to build, checked against what this nvcc supports (``nvcc --list-gpu-code``)."""
+    env = os.environ if env is None else env
+    spec = env.get("TINYTENSOR_CUDA_ARCHS") or DEFAULTS.get(cuda_major)
+    if spec is None:
+        raise ArchError(f"no default architectures for CUDA {cuda_major}: set TINYTENSOR_CUDA_ARCHS")
+    sass, ptx = parse(spec)
+    unknown = [a for a in sass if supported and a not in supported]
+    if unknown:
+        raise ArchError(
+            f"this nvcc (CUDA {cuda_major}) cannot compile for sm_{', sm_'.join(map(str, unknown))}; "
+            f"it supports {', '.join(f'sm_{a}' for a in supported)}: adjust TINYTENSOR_CUDA_ARCHS"
+        )
+    return sass, ptx
+
+
+def gencode_flags(sass: list[int], ptx: list[int]) -> list[str]:
+    flags = []
+    for arch in sass:
+        flags += ["-gencode", f"arch=compute_{arch},code=sm_{arch}"]
+    for arch in ptx:
+        flags += ["-gencode", f"arch=compute_{arch},code=compute_{arch}"]
+    return flags

@@ -1,0 +1,91 @@
+"""The build_ext command: build tinytensor.cuda_ops, or fall back to CPU-only, or fail, per variant.
+
+Whatever happens is recorded in tinytensor/_build_config.json inside the built package, so the
+installed library (``python -m tinytensor``) can say why it has no extension.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from setuptools.command.build_ext import build_ext
+
+from . import archs, extension, toolkit, variant
+
+PREFIX = "pytinytensor"
+SOURCES = Path(__file__).resolve().parent.parent / "tinytensor" / "backends"
+
+
+def _say(message: str) -> None:
+    print(f"{PREFIX}: {message}", file=sys.stderr, flush=True)
+
+
+class CudaBuildExt(build_ext):
+    """Builds the one CUDA extension with nvcc; never silently skips it for a -cuNN variant."""
+
+    def run(self):
+        chosen = variant.from_env()
+        config = {"distribution": chosen.dist_name, "variant": chosen.key or "default", "mode": chosen.mode}
+        config.update(self._build(chosen))
+        self._built_files = []
+        for target in self._package_dirs():
+            target.mkdir(parents=True, exist_ok=True)
+            path = target / "_build_config.json"
+            path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+            self._built_files.append(str(path))
+
+    def _package_dirs(self) -> list[Path]:
+        if self.inplace:
+            return [Path(self.get_finalized_command("build_py").get_package_dir("tinytensor"))]
+        return [Path(self.build_lib) / "tinytensor"]
+
+    def _build(self, chosen) -> dict:
+        ext = self.extensions[0]
+        if chosen.skip:
+            if chosen.cuda_major:
+                _say(
+                    f"WARNING: building {chosen.dist_name} WITHOUT its CUDA extension, because "
+                    "TINYTENSOR_BUILD_EXTENSION=0 asked for a CPU-only build"
+                )
+            else:
+                _say("building CPU-only (TINYTENSOR_BUILD_EXTENSION=0)")
+            return {"extension": "skipped", "reason": "a CPU-only build was requested (TINYTENSOR_BUILD_EXTENSION=0)"}
+        try:
+            kit = toolkit.discover(chosen.cuda_major)
+            sass, ptx = archs.select(kit.major, toolkit.nvcc_supported_archs(kit.nvcc))
+            output = Path(self.get_ext_fullpath(ext.name))
+            _say(
+                f"building {ext.name} with nvcc {kit.release} ({kit.nvcc}) for sm_{', sm_'.join(map(str, sass))}"
+                + (f" + PTX {', '.join(map(str, ptx))}" if ptx else "")
+            )
+            report = extension.build(kit, sass, ptx, SOURCES, Path(self.build_temp), output, chosen.dist_name)
+        except (toolkit.ToolkitError, archs.ArchError, extension.CompileError) as exc:
+            cause = getattr(exc, "cause", str(exc))
+            fix = getattr(exc, "fix", "")
+            if chosen.strict:
+                raise SystemExit(
+                    f"{PREFIX}: ERROR: cannot build the CUDA extension of {chosen.dist_name}: {cause}\n"
+                    f"{PREFIX}: fix: {fix}\n"
+                    f"{PREFIX}: a CPU-only build must be asked for explicitly: TINYTENSOR_BUILD_EXTENSION=0"
+                ) from None
+            _say(f"WARNING: building CPU-only, without the CUDA extension: {cause} (fix: {fix})")
+            return {"extension": "skipped", "reason": cause}
+        self._extension_output = str(output)
+        _say(f"built {ext.name} in {report.seconds:.1f} s: {report.size_bytes / 1e6:.2f} MB ({output.name})")
+        return {
+            "extension": "built",
+            "cuda_version": kit.release,
+            "sass_archs": sass,
+            "ptx_archs": ptx,
+            "build_seconds": round(report.seconds, 1),
+            "extension_bytes": report.size_bytes,
+            "found_in": kit.found_in,
+        }
+
+    def get_outputs(self):
+        outputs = list(getattr(self, "_built_files", []))
+        if getattr(self, "_extension_output", None):
+            outputs.append(self._extension_output)
+        return outputs

@@ -1,0 +1,71 @@
+"""Which distribution this build produces, chosen by environment variables at build time.
+
+TINYTENSOR_CUDA_VARIANT   ""      -> pytinytensor: forgiving; any CUDA toolkit found, else CPU-only
+                          "cu12"  -> pytinytensor-cu12: needs CUDA 12, depends on cupy-cuda12x
+                          "cu13"  -> pytinytensor-cu13: needs CUDA 13, depends on cupy-cuda13x
+TINYTENSOR_BUILD_EXTENSION "auto" (default for pytinytensor): build it if possible, else warn once
+                          "1"    (default for the -cuNN variants): build it or fail with the cause
+                          "0"    never build it (the explicit CPU-only opt-out, for any variant)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+BASE_NAME = "pytinytensor"
+VARIANTS = {"": None, "cu12": 12, "cu13": 13}
+MODES = ("auto", "1", "0")
+NUMPY = "numpy>=2.0"
+
+
+class VariantError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Variant:
+    key: str  # "", "cu12", "cu13"
+    cuda_major: int | None  # the CUDA major the strict variants require
+    mode: str  # "auto", "1", "0"
+
+    @property
+    def dist_name(self) -> str:
+        return f"{BASE_NAME}-{self.key}" if self.key else BASE_NAME
+
+    @property
+    def strict(self) -> bool:
+        return self.mode == "1"
+
+    @property
+    def skip(self) -> bool:
+        return self.mode == "0"
+
+    def install_requires(self) -> list[str]:
+        reqs = [NUMPY]
+        if self.cuda_major:
+            reqs += cuda_runtime_requires(self.cuda_major)
+        return reqs
+
+
+def cuda_runtime_requires(major: int) -> list[str]:
+    """What the GPU path loads at run time besides the wheel's own bundled cudart and cuBLAS.
+
+    CuPy compiles its elementwise kernels with NVRTC, which cupy-cudaNNx does not ship; cuBLAS is
+    not needed from CuPy because GPU matmuls go through the extension's bundled copy.
+    """
+    return [f"cupy-cuda{major}x>=13.3", f"nvidia-cuda-nvrtc-cu{major}>={major}.0,<{major + 1}"]
+
+
+def from_env(env=None) -> Variant:
+    env = os.environ if env is None else env
+    key = env.get("TINYTENSOR_CUDA_VARIANT", "").strip()
+    if key not in VARIANTS:
+        raise VariantError(
+            f"TINYTENSOR_CUDA_VARIANT={key!r} is not one of {sorted(k for k in VARIANTS if k)} (or empty for {BASE_NAME})"
+        )
+    default_mode = "1" if key else "auto"
+    mode = env.get("TINYTENSOR_BUILD_EXTENSION", default_mode).strip() or default_mode
+    if mode not in MODES:
+        raise VariantError(f"TINYTENSOR_BUILD_EXTENSION={mode!r} is not one of {MODES}")
+    return Variant(key, VARIANTS[key], mode)

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Install the pinned CUDA 12 toolchain (ci/cuda12-versions.env) on this machine and print
+# `export CUDA_HOME=...` as the last line.
+#
+#   Debian (this project's dev and CI machines): nvcc from Debian trixie's non-free
+#     nvidia-cuda-toolkit, fetched with a private APT configuration (bookworm's own sources are
+#     untouched) and unpacked with dpkg -x; headers and libraries from PyPI's nvidia-* wheels.
+#     PyPI's nvidia-cuda-nvcc-cu12 has no nvcc binary, hence Debian. Nothing is installed into /.
+#   RHEL family (manylinux_2_28 containers): NVIDIA's dnf repository, whose URL comes from
+#     $CUDA_RHEL_REPO (workflow configuration), never from this file.
+#
+# Usage: ci/install-cuda12.sh [PREFIX]   (default: ~/.cache/pytinytensor/cuda-<version>)
+# Idempotent: a complete PREFIX is reused.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=ci/cuda12-versions.env
+. "$here/cuda12-versions.env"
+cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
+prefix=${1:-$cache/cuda-$CUDA_VERSION}
+log() { echo "install-cuda12: $*" >&2; }
+
+check_nvcc() {  # the assembled nvcc must say release $CUDA_VERSION
+  "$1/bin/nvcc" --version 2>/dev/null | grep -q "release $CUDA_VERSION,"
+}
+
+if [ -f "$prefix/.complete" ] && check_nvcc "$prefix"; then
+  log "reusing $prefix"
+  echo "export CUDA_HOME=$prefix"
+  exit 0
+fi
+
+. /etc/os-release
+case " ${ID:-} ${ID_LIKE:-} " in
+  *" debian "*) family=debian ;;
+  *" rhel "*|*" fedora "*|*" centos "*) family=rhel ;;
+  *) log "unsupported OS ${ID:-unknown}: install CUDA $CUDA_VERSION yourself and set CUDA_HOME"; exit 1 ;;
+esac
+
+if [ "$family" = rhel ]; then
+  if [ -z "${CUDA_RHEL_REPO:-}" ]; then
+    log "set CUDA_RHEL_REPO to NVIDIA's CUDA repository file for this RHEL release and architecture"
+    exit 1
+  fi
+  dnf install -y -q dnf-plugins-core >&2
+  dnf config-manager --add-repo "$CUDA_RHEL_REPO" >&2
+  # shellcheck disable=SC2086 # a list of packages
+  dnf install -y -q $DNF_PACKAGES >&2
+  dnf clean all >&2
+  prefix=/usr/local/cuda-$CUDA_VERSION
+  check_nvcc "$prefix" || { log "nvcc in $prefix is not release $CUDA_VERSION"; exit 1; }
+  touch "$prefix/.complete"
+  echo "export CUDA_HOME=$prefix"
+  exit 0
+fi
+
+# ---------------------------------------------------------------- Debian
+work=$cache/cuda-$CUDA_VERSION-parts
+rm -rf "$prefix" "$work/root" "$work/pypi"
+mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial" "$work/debs" "$prefix"
+
+# The machine's own Debian mirror, from its APT sources (deb822 or one-line format).
+mirror=${DEBIAN_MIRROR:-}
+if [ -z "$mirror" ]; then
+  mirror=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n1 || true)
+fi
+if [ -z "$mirror" ]; then
+  mirror=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}' | grep -v security | head -n1 || true)
+fi
+[ -n "$mirror" ] || { log "no Debian mirror found in /etc/apt; set DEBIAN_MIRROR"; exit 1; }
+echo "deb $mirror trixie non-free" >"$work/apt/sources.list"
+apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
+  -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache::Archives=$work/apt/archives"
+  -o APT::Sandbox::User=root -o Debug::NoLocking=1)
+log "fetching nvidia-cuda-toolkit $DEB_CUDA_TOOLKIT_VERSION from $mirror trixie non-free"
+apt-get "${apt_opts[@]}" -qq update >&2
+(cd "$work/debs" && apt-get "${apt_opts[@]}" -qq download \
+  "nvidia-cuda-toolkit=$DEB_CUDA_TOOLKIT_VERSION" "libnvvm4=$DEB_CUDA_TOOLKIT_VERSION" >&2)
+for deb in "$work"/debs/nvidia-cuda-toolkit_*.deb "$work"/debs/libnvvm4_*.deb; do
+  dpkg -x "$deb" "$work/root"
+done
+
+log "fetching headers and libraries from PyPI"
+python3 -m pip install -q --no-deps --disable-pip-version-check --target "$work/pypi" \
+  "$PYPI_CUDA_RUNTIME" "$PYPI_CUDA_NVCC" "$PYPI_CUDA_CCCL" "$PYPI_CUBLAS" >&2
+
+# Assemble a standard toolkit layout: bin/ include/ lib64/ nvvm/.
+deb=$work/root
+nv=$work/pypi/nvidia
+mkdir -p "$prefix/bin/crt" "$prefix/include" "$prefix/lib64" "$prefix/nvvm/bin" "$prefix/nvvm/lib64" "$prefix/nvvm/libdevice"
+cp "$deb/usr/lib/nvidia-cuda-toolkit/bin/nvcc" "$prefix/bin/nvcc"
+for tool in cudafe++ fatbinary nvlink bin2c ptxas cuobjdump; do cp "$deb/usr/bin/$tool" "$prefix/bin/"; done
+cp "$deb"/usr/lib/nvidia-cuda-toolkit/bin/crt/*.stub "$prefix/bin/crt/"
+cp "$deb/usr/lib/nvidia-cuda-toolkit/bin/cicc" "$prefix/nvvm/bin/"
+cp "$deb"/usr/lib/x86_64-linux-gnu/libnvvm.so.4* "$prefix/nvvm/lib64/"
+ln -sf libnvvm.so.4 "$prefix/nvvm/lib64/libnvvm.so"
+cp "$deb/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc" "$prefix/nvvm/libdevice/"
+for part in cuda_runtime cuda_nvcc cuda_cccl cublas; do
+  cp -r "$nv/$part/include/." "$prefix/include/"
+done
+rm -f "$prefix/include/__init__.py"; rm -rf "$prefix/include/__pycache__"
+for lib in "$nv/cuda_runtime/lib/libcudart.so.12" "$nv/cublas/lib/libcublas.so.12" "$nv/cublas/lib/libcublasLt.so.12"; do
+  name=$(basename "$lib")
+  ln -sf "$lib" "$prefix/lib64/$name"
+  ln -sf "$name" "$prefix/lib64/${name%.12}"
+done
+cat >"$prefix/bin/nvcc.profile" <<'PROFILE'
+TOP              = $(_HERE_)/..
+NVVMIR_LIBRARY_DIR = $(TOP)/nvvm/libdevice
+LD_LIBRARY_PATH += $(TOP)/lib64:$(TOP)/nvvm/lib64:
+PATH            += $(TOP)/nvvm/bin:$(_HERE_):
+INCLUDES        +=  "-I$(TOP)/include" $(_SPACE_)
+LIBRARIES        =+ $(_SPACE_) "-L$(TOP)/lib64"
+CUDAFE_FLAGS    +=
+PTXAS_FLAGS     +=
+PROFILE
+
+check_nvcc "$prefix" || { log "assembled nvcc does not report release $CUDA_VERSION"; exit 1; }
+printf 'CUDA %s assembled from Debian %s and PyPI wheels\n' "$CUDA_VERSION" "$DEB_CUDA_TOOLKIT_VERSION" >"$prefix/.complete"
+log "CUDA $CUDA_VERSION toolchain ready in $prefix"
+echo "export CUDA_HOME=$prefix"

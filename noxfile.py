@@ -1,0 +1,108 @@
+"""Test matrices and jobs. `nox -l` lists them; `nox -t ci` is what CI runs (README).
+
+Sessions install what they need into their own environments (uv when available). Interpreters
+come from the machine: python3.10 to 3.13 wherever they are (PATH, pyenv); those absent are left
+out of the parametrization rather than failing.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).resolve().parent
+CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
+ORACLE_PYTHON = "3.11"  # PyTorch 2.13's CPU wheel (the test oracle) exists here for 3.11
+TORCH = "torch==2.13.0"
+TEST_DEPS = ["pytest>=8", "array-api-strict>=2.3", "scikit-learn>=1.4"]
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.sessions = ["lint", "tests_cpu"]
+os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # interpreters come from the machine
+
+
+def _interpreters() -> list[str]:
+    """Python versions present on this machine; puts pyenv installs on PATH so nox and uv find them."""
+    found = []
+    for version in ("3.10", "3.11", "3.12", "3.13"):
+        exe = f"python{version}"
+        candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/{exe}")))
+        for candidate in candidates:
+            folder = str(Path(candidate).parent)
+            if folder not in os.environ["PATH"].split(os.pathsep):
+                os.environ["PATH"] = folder + os.pathsep + os.environ["PATH"]
+        path = shutil.which(exe)
+        if path and subprocess.run([path, "-c", "pass"], capture_output=True).returncode == 0:
+            found.append(version)
+    return found or [f"{sys.version_info[0]}.{sys.version_info[1]}"]
+
+
+PYTHONS = _interpreters()
+
+
+def _pip_config(key: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "pip", "config", "get", key], capture_output=True, text=True)
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def _install_torch(session) -> bool:
+    """PyTorch CPU as the test oracle: from $TINYTENSOR_TORCH_INDEX, or a wheel in pip's find-links."""
+    index = os.environ.get("TINYTENSOR_TORCH_INDEX")
+    if index:
+        session.install(TORCH, "--index-url", index, "--extra-index-url", os.environ.get("PIP_INDEX_URL", "") or index)
+        return True
+    links = os.environ.get("PIP_FIND_LINKS") or _pip_config("global.find-links")
+    tag = f"cp{session.python.replace('.', '')}"
+    for folder in links.split():
+        for wheel in sorted(Path(folder).glob(f"torch-2.13.0*-{tag}-{tag}-*.whl")):
+            session.install(str(wheel))
+            return True
+    session.log(f"PyTorch {TORCH} has no CPU wheel available for Python {session.python}: torch-oracle tests will skip")
+    return False
+
+
+def _pytest(session, *args, expect: str, summary_name: str) -> dict:
+    """Run pytest, then say plainly what was skipped (a session never passes by skipping all)."""
+    summary = Path(session.create_tmp()) / f"{summary_name}.json"
+    env = {"TT_PYTEST_SUMMARY": str(summary), "TINYTENSOR_EXPECT_BACKEND": expect, "OPENBLAS_NUM_THREADS": "1"}
+    # The pytest script (not `python -m`) keeps the source tree off sys.path: the installed package is tested.
+    session.run("pytest", *args, env=env)
+    result = json.loads(summary.read_text())
+    if result["passed"] == 0:
+        session.error(f"no test ran: all {result['skipped']} skipped ({'; '.join(result['skip_reasons'])})")
+    return result
+
+
+def _report_gpu_part(session, result: dict) -> None:
+    gpu = {r: n for r, n in result["skip_reasons"].items() if "CUDA" in r or "GPU" in r}
+    if gpu:
+        total = sum(gpu.values())
+        session.log(f"{result['passed']} passed; the GPU part was SKIPPED ({total} tests): {'; '.join(gpu)}")
+    else:
+        session.log(f"{result['passed']} passed, GPU part included ({result['skipped']} skipped for other reasons)")
+
+
+@nox.session(python=PYTHONS[-1], tags=["ci"])
+def lint(session):
+    """ruff: lint and formatting."""
+    session.install("ruff==0.17.6")
+    session.run("ruff", "check", ".")
+    session.run("ruff", "format", "--check", ".")
+
+
+@nox.session(python=PYTHONS, tags=["ci"])
+def tests_cpu(session):
+    """The package without CuPy and without the extension: the whole suite that applies."""
+    session.install(".", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
+    session.install(*TEST_DEPS)
+    if session.python == ORACLE_PYTHON:
+        _install_torch(session)
+    result = _pytest(session, "tests", expect="cpu-only", summary_name="tests_cpu")
+    _report_gpu_part(session, result)

@@ -1,0 +1,52 @@
+"""Build pytinytensor (forgiving) or pytinytensor-cu12/-cu13 (strict) from one source tree.
+
+The variant is chosen at build time by TINYTENSOR_CUDA_VARIANT; see buildsys/variant.py and
+the README's "Building from source" section. Metadata lives here, not in pyproject.toml,
+because the distribution's name and dependencies depend on the variant.
+"""
+
+import sys
+from pathlib import Path
+
+from setuptools import Extension, find_packages, setup
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from buildsys.build_ext import CudaBuildExt  # noqa: E402
+from buildsys.sdist import ReproducibleSdist  # noqa: E402
+from buildsys.variant import VariantError, from_env  # noqa: E402
+
+try:
+    VARIANT = from_env()
+except VariantError as exc:
+    raise SystemExit(f"pytinytensor: ERROR: {exc}") from None
+
+VERSION = {}
+exec((HERE / "tinytensor" / "_version.py").read_text(), VERSION)
+
+setup(
+    name=VARIANT.dist_name,
+    version=VERSION["__version__"],
+    description="A small tensor library with reverse-mode autograd on numpy and CuPy, with a CUDA extension",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="MIT",
+    python_requires=">=3.10",
+    packages=find_packages(include=["tinytensor", "tinytensor.*"]),
+    include_package_data=False,
+    install_requires=VARIANT.install_requires(),
+    extras_require={
+        "cuda12": ["cupy-cuda12x>=13.3", "nvidia-cuda-nvrtc-cu12>=12.0,<13"],
+        "cuda13": ["cupy-cuda13x>=13.6", "nvidia-cuda-nvrtc>=13.0,<14"],
+        "test": ["pytest>=8", "array-api-strict>=2.3"],
+    },
+    ext_modules=[Extension("tinytensor.cuda_ops", sources=[])],  # built by CudaBuildExt
+    cmdclass={"build_ext": CudaBuildExt, "sdist": ReproducibleSdist},
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3 :: Only",
+        "Environment :: GPU :: NVIDIA CUDA :: 12",
+        "Operating System :: POSIX :: Linux",
+    ],
+)

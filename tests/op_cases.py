@@ -1,0 +1,349 @@
+"""The op table: every op with its gradient, as (tinytensor call, PyTorch call, input shapes).
+
+One helper (``run_case``) feeds the same seeded inputs to tinytensor on any device and to a
+reference; the test files decide what the reference is (PyTorch, finite differences, or
+tinytensor on the CPU for device-placement checks).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import tinytensor as tt
+from tinytensor.nn import functional as F
+from tinytensor.tensor import wrap
+
+
+@dataclass(frozen=True)
+class Spec:
+    """One input: a float tensor that requires grad, or a constant (int labels, bool mask)."""
+
+    kind: str  # "float" | "int" | "bool"
+    shape: tuple
+    domain: str = "any"  # float: "any", "positive", "nonzero"; int: upper bound in `high`
+    high: int = 0
+
+
+def f(*shape, domain="any"):
+    return Spec("float", tuple(shape), domain)
+
+
+def i(*shape, high):
+    return Spec("int", tuple(shape), high=high)
+
+
+def b(*shape):
+    return Spec("bool", tuple(shape))
+
+
+@dataclass(frozen=True)
+class OpCase:
+    name: str
+    ours: object  # (tinytensor module, *inputs) -> Tensor
+    torch: object  # (torch module, *inputs) -> torch.Tensor
+    inputs: list = field(default_factory=list)  # one list of Specs per variant
+    smooth: bool = True  # finite differences apply
+
+    def ids(self):
+        return [f"{self.name}-{k}" for k in range(len(self.inputs))]
+
+
+def make_inputs(specs, seed: int, dtype=np.float64):
+    """Host arrays for the specs, reproducible from the seed; floats kept away from kinks."""
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in specs:
+        if spec.kind == "float":
+            x = rng.standard_normal(spec.shape)
+            if spec.domain == "positive":
+                x = np.abs(x) + 0.5
+            elif spec.domain == "nonzero":
+                x = np.sign(x + 1e-12) * (np.abs(x) + 0.3)
+            arrays.append(x.astype(dtype))
+        elif spec.kind == "int":
+            arrays.append(rng.integers(0, spec.high, spec.shape).astype(np.int64))
+        else:
+            arrays.append(rng.random(spec.shape) > 0.5)
+    return arrays
+
+
+def _torch_gelu(T, x):
+    return T.nn.functional.gelu(x, approximate="tanh")
+
+
+def _torch_linear(act):
+    def fn(T, x, w, bias):
+        y = T.nn.functional.linear(x, w, bias)
+        if act == "relu":
+            return T.relu(y)
+        if act == "gelu":
+            return _torch_gelu(T, y)
+        return y
+
+    return fn
+
+
+def _dims(axis, ndim):
+    return tuple(range(ndim)) if axis is None else axis
+
+
+def _reduction_cases():
+    cases = []
+    shapes = [(2, 3, 4)]
+    axes = [None, 0, -1, (0, 2)]
+    for axis in axes:
+        for keep in (False, True):
+            tag = f"{axis}-{keep}".replace(" ", "")
+            inputs = [[f(*s)] for s in shapes]
+            cases += [
+                OpCase(
+                    f"sum[{tag}]",
+                    lambda t, x, a=axis, k=keep: x.sum(axis=a, keepdims=k),
+                    lambda T, x, a=axis, k=keep: x.sum(dim=_dims(a, x.ndim), keepdim=k),
+                    inputs,
+                ),
+                OpCase(
+                    f"mean[{tag}]",
+                    lambda t, x, a=axis, k=keep: x.mean(axis=a, keepdims=k),
+                    lambda T, x, a=axis, k=keep: x.mean(dim=_dims(a, x.ndim), keepdim=k),
+                    inputs,
+                ),
+                OpCase(
+                    f"max[{tag}]",
+                    lambda t, x, a=axis, k=keep: x.max(axis=a, keepdims=k),
+                    lambda T, x, a=axis, k=keep: T.amax(x, dim=_dims(a, x.ndim), keepdim=k),
+                    inputs,
+                ),
+                OpCase(
+                    f"min[{tag}]",
+                    lambda t, x, a=axis, k=keep: t.min(x, axis=a, keepdims=k),
+                    lambda T, x, a=axis, k=keep: T.amin(x, dim=_dims(a, x.ndim), keepdim=k),
+                    inputs,
+                ),
+                OpCase(
+                    f"var[{tag}]",
+                    lambda t, x, a=axis, k=keep: x.var(axis=a, keepdims=k),
+                    lambda T, x, a=axis, k=keep: T.var(x, dim=_dims(a, x.ndim), keepdim=k),
+                    inputs,
+                ),
+                OpCase(
+                    f"logsumexp[{tag}]",
+                    lambda t, x, a=axis, k=keep: x.logsumexp(axis=a, keepdims=k),
+                    lambda T, x, a=axis, k=keep: T.logsumexp(x, dim=_dims(a, x.ndim), keepdim=k),
+                    inputs,
+                ),
+            ]
+    return cases
+
+
+BROADCAST_PAIRS = [
+    [f(3, 4), f(3, 4)],
+    [f(3, 4), f(4)],
+    [f(2, 1, 4), f(3, 1)],
+    [f(), f(2, 3)],
+]
+
+CASES: list[OpCase] = [
+    OpCase("add", lambda t, x, y: x + y, lambda T, x, y: x + y, BROADCAST_PAIRS),
+    OpCase("sub", lambda t, x, y: x - y, lambda T, x, y: x - y, BROADCAST_PAIRS),
+    OpCase("mul", lambda t, x, y: x * y, lambda T, x, y: x * y, BROADCAST_PAIRS),
+    OpCase(
+        "div",
+        lambda t, x, y: x / y,
+        lambda T, x, y: x / y,
+        [[f(3, 4), f(3, 4, domain="nonzero")], [f(2, 1, 4), f(3, 1, domain="nonzero")]],
+    ),
+    OpCase(
+        "scalar_ops",
+        lambda t, x: (2.0 - x) * 3.0 + x / 4.0 - 1.5,
+        lambda T, x: (2.0 - x) * 3.0 + x / 4.0 - 1.5,
+        [[f(3, 4)]],
+    ),
+    OpCase("rdiv", lambda t, x: 1.0 / x, lambda T, x: 1.0 / x, [[f(3, 4, domain="nonzero")]]),
+    OpCase("neg", lambda t, x: -x, lambda T, x: -x, [[f(3, 4)]]),
+    OpCase("pow_scalar", lambda t, x: x**3.0, lambda T, x: x**3.0, [[f(3, 4)]]),
+    OpCase("pow_sqrt", lambda t, x: x**0.5, lambda T, x: x**0.5, [[f(3, 4, domain="positive")]]),
+    OpCase(
+        "pow_tensor",
+        lambda t, x, y: x**y,
+        lambda T, x, y: x**y,
+        [[f(3, 4, domain="positive"), f(3, 4)], [f(3, 4, domain="positive"), f(4)]],
+    ),
+    OpCase("rpow", lambda t, x: 2.0**x, lambda T, x: 2.0**x, [[f(3, 4)]]),
+    OpCase(
+        "matmul",
+        lambda t, x, y: x @ y,
+        lambda T, x, y: x @ y,
+        [
+            [f(3, 4), f(4, 5)],
+            [f(2, 3, 4), f(4, 5)],
+            [f(4), f(4, 5)],
+            [f(3, 4), f(4)],
+            [f(4), f(4)],
+            [f(2, 1, 3, 4), f(5, 4, 2)],
+        ],
+    ),
+    OpCase("exp", lambda t, x: x.exp(), lambda T, x: x.exp(), [[f(3, 4)]]),
+    OpCase("log", lambda t, x: t.log(x), lambda T, x: x.log(), [[f(3, 4, domain="positive")]]),
+    OpCase("sqrt", lambda t, x: x.sqrt(), lambda T, x: x.sqrt(), [[f(3, 4, domain="positive")]]),
+    OpCase("abs", lambda t, x: abs(x), lambda T, x: x.abs(), [[f(3, 4, domain="nonzero")]]),
+    OpCase("tanh", lambda t, x: x.tanh(), lambda T, x: x.tanh(), [[f(3, 4)]]),
+    OpCase("sigmoid", lambda t, x: x.sigmoid(), lambda T, x: x.sigmoid(), [[f(3, 4)]]),
+    OpCase("relu", lambda t, x: x.relu(), lambda T, x: x.relu(), [[f(3, 4, domain="nonzero")]]),
+    OpCase("gelu", lambda t, x: x.gelu(), _torch_gelu, [[f(3, 4)]]),
+    OpCase(
+        "maximum",
+        lambda t, x, y: t.maximum(x, y),
+        lambda T, x, y: T.maximum(x, y),
+        [[f(3, 4), f(3, 4)], [f(3, 4), f(4)]],
+    ),
+    OpCase(
+        "minimum",
+        lambda t, x, y: t.minimum(x, y),
+        lambda T, x, y: T.minimum(x, y),
+        [[f(3, 4), f(3, 4)], [f(2, 1, 4), f(3, 1)]],
+    ),
+    OpCase("maximum_scalar", lambda t, x: t.maximum(x, 0.25), lambda T, x: T.clamp(x, min=0.25), [[f(3, 4)]]),
+    OpCase("clip", lambda t, x: x.clip(-0.5, 0.7), lambda T, x: x.clamp(-0.5, 0.7), [[f(4, 5)]]),
+    OpCase(
+        "where",
+        lambda t, c, x, y: t.where(c, x, y),
+        lambda T, c, x, y: T.where(c, x, y),
+        [[b(3, 4), f(3, 4), f(3, 4)], [b(3, 4), f(4), f(3, 1)]],
+    ),
+    *_reduction_cases(),
+    OpCase("reshape", lambda t, x: x.reshape(4, -1), lambda T, x: x.reshape(4, -1), [[f(2, 3, 4)]]),
+    OpCase("flatten", lambda t, x: x.flatten(1), lambda T, x: x.flatten(1), [[f(2, 3, 4)]]),
+    OpCase("transpose", lambda t, x: x.transpose(0, 2), lambda T, x: x.transpose(0, 2), [[f(2, 3, 4)]]),
+    OpCase("T", lambda t, x: x.T, lambda T, x: x.permute(1, 0), [[f(3, 4)]]),
+    OpCase("permute", lambda t, x: x.permute(2, 0, 1), lambda T, x: x.permute(2, 0, 1), [[f(2, 3, 4)]]),
+    OpCase("expand", lambda t, x: x.expand(2, 3, 4), lambda T, x: x.expand(2, 3, 4), [[f(3, 1)], [f(1, 4)]]),
+    OpCase("squeeze", lambda t, x: x.squeeze(1), lambda T, x: x.squeeze(1), [[f(3, 1, 4)]]),
+    OpCase("squeeze_all", lambda t, x: x.squeeze(), lambda T, x: x.squeeze(), [[f(1, 3, 1)]]),
+    OpCase("unsqueeze", lambda t, x: x.unsqueeze(-1), lambda T, x: x.unsqueeze(-1), [[f(3, 4)]]),
+    OpCase(
+        "concatenate",
+        lambda t, x, y: t.concatenate([x, y], axis=1),
+        lambda T, x, y: T.cat([x, y], dim=1),
+        [[f(2, 3), f(2, 5)]],
+    ),
+    OpCase(
+        "stack", lambda t, x, y: t.stack([x, y], axis=1), lambda T, x, y: T.stack([x, y], dim=1), [[f(2, 3), f(2, 3)]]
+    ),
+    OpCase("slice", lambda t, x: x[1:3, ::2], lambda T, x: x[1:3, ::2], [[f(4, 5)]]),
+    OpCase("index_int", lambda t, x: x[None, 0], lambda T, x: x[None, 0], [[f(4, 5)]]),
+    OpCase("index_ellipsis", lambda t, x: x[..., 1], lambda T, x: x[..., 1], [[f(2, 3, 4)]]),
+    OpCase("gather", lambda t, x, idx: x[idx], lambda T, x, idx: x[idx], [[f(5, 3), i(7, high=5)]]),
+    OpCase("gather_2d", lambda t, x, idx: x[idx], lambda T, x, idx: x[idx], [[f(4, 3), i(2, 6, high=4)]]),
+    OpCase("softmax", lambda t, x: x.softmax(axis=-1), lambda T, x: x.softmax(dim=-1), [[f(3, 5)], [f(2, 3, 4)]]),
+    OpCase("softmax_axis0", lambda t, x: t.softmax(x, axis=0), lambda T, x: x.softmax(dim=0), [[f(3, 5)]]),
+    OpCase("log_softmax", lambda t, x: x.log_softmax(axis=-1), lambda T, x: x.log_softmax(dim=-1), [[f(3, 5)]]),
+    OpCase(
+        "embedding",
+        lambda t, idx, w: t.embedding(idx, w),
+        lambda T, idx, w: T.nn.functional.embedding(idx, w),
+        [[i(9, high=4), f(4, 3)], [i(2, 5, high=6), f(6, 2)]],
+    ),
+    OpCase(
+        "layer_norm",
+        lambda t, x, w, bias: t.layer_norm(x, (4,), w, bias),
+        lambda T, x, w, bias: T.nn.functional.layer_norm(x, (4,), w, bias),
+        [[f(3, 4), f(4), f(4)]],
+    ),
+    OpCase(
+        "layer_norm_2d",
+        lambda t, x, w, bias: t.layer_norm(x, (3, 4), w, bias),
+        lambda T, x, w, bias: T.nn.functional.layer_norm(x, (3, 4), w, bias),
+        [[f(2, 3, 4), f(3, 4), f(3, 4)]],
+    ),
+    OpCase(
+        "linear",
+        lambda t, x, w, bias: F.linear(x, w, bias),
+        _torch_linear(None),
+        [[f(5, 4), f(3, 4), f(3)], [f(2, 5, 4), f(3, 4), f(3)]],
+    ),
+    OpCase(
+        "linear_relu",
+        lambda t, x, w, bias: F.linear(x, w, bias, activation="relu"),
+        _torch_linear("relu"),
+        [[f(6, 4), f(3, 4), f(3)]],
+    ),
+    OpCase(
+        "linear_gelu",
+        lambda t, x, w, bias: F.linear(x, w, bias, activation="gelu"),
+        _torch_linear("gelu"),
+        [[f(6, 4), f(3, 4), f(3)]],
+    ),
+    *[
+        OpCase(
+            f"cross_entropy[{red}]",
+            lambda t, x, y, r=red: F.cross_entropy(x, y, reduction=r),
+            lambda T, x, y, r=red: T.nn.functional.cross_entropy(x, y, reduction=r),
+            [[f(6, 5), i(6, high=5)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    OpCase(
+        "nll_loss",
+        lambda t, x, y: F.nll_loss(x.log_softmax(axis=1), y),
+        lambda T, x, y: T.nn.functional.nll_loss(x.log_softmax(dim=1), y),
+        [[f(6, 5), i(6, high=5)]],
+    ),
+    OpCase(
+        "mse_loss",
+        lambda t, x, y: F.mse_loss(x, y),
+        lambda T, x, y: T.nn.functional.mse_loss(x, y),
+        [[f(4, 3), f(4, 3)]],
+    ),
+    OpCase(
+        "bce_with_logits",
+        lambda t, x, y: F.binary_cross_entropy_with_logits(x, y),
+        lambda T, x, y: T.nn.functional.binary_cross_entropy_with_logits(x, y),
+        [[f(4, 3), f(4, 3, domain="positive")]],
+    ),
+]
+
+ALL_VARIANTS = [(case, k) for case in CASES for k in range(len(case.inputs))]
+VARIANT_IDS = [f"{case.name}-{k}" for case, k in ALL_VARIANTS]
+
+
+def run_ours(case: OpCase, variant: int, device: str, dtype=np.float64, seed: int = 0):
+    """(output, {input index: grad}) as numpy arrays, computed on ``device``; also checks placement."""
+    arrays = make_inputs(case.inputs[variant], seed, dtype)
+    specs = case.inputs[variant]
+    inputs = []
+    for spec, arr in zip(specs, arrays, strict=False):
+        t = tt.Tensor(arr, device=device)
+        if spec.kind == "float":
+            t.requires_grad_(True)
+        inputs.append(t)
+    out = case.ours(tt, *inputs)
+    assert out.device == inputs[0].device, f"{case.name}: output on {out.device}, inputs on {device}"
+    upstream = np.random.default_rng(seed + 1).standard_normal(out.shape).astype(dtype)
+    out.backward(tt.Tensor(upstream, device=device))
+    grads = {}
+    for k, (spec, t) in enumerate(zip(specs, inputs, strict=False)):
+        if spec.kind == "float":
+            assert t.grad is not None, f"{case.name}: no gradient for input {k}"
+            g = wrap(t.grad)  # .grad is an array of the same library as .data
+            assert g.device == t.device, f"{case.name}: grad of input {k} on {g.device}, input on {t.device}"
+            assert g.shape == t.shape, f"{case.name}: grad shape {g.shape} != input shape {t.shape}"
+            assert g.dtype == t.dtype, f"{case.name}: grad dtype {g.dtype} != input dtype {t.dtype}"
+            grads[k] = g.numpy()
+    assert out.dtype == inputs[0].dtype or specs[0].kind != "float", f"{case.name}: output dtype {out.dtype}"
+    return out.numpy(), grads
+
+
+def run_torch(case: OpCase, variant: int, dtype=np.float64, seed: int = 0):
+    import torch
+
+    arrays = make_inputs(case.inputs[variant], seed, dtype)
+    specs = case.inputs[variant]
+    inputs = [torch.tensor(a, requires_grad=(s.kind == "float")) for s, a in zip(specs, arrays, strict=False)]
+    out = case.torch(torch, *inputs)
+    upstream = np.random.default_rng(seed + 1).standard_normal(tuple(out.shape)).astype(dtype)
+    out.backward(torch.tensor(upstream))
+    grads = {k: t.grad.numpy() for k, (s, t) in enumerate(zip(specs, inputs, strict=False)) if s.kind == "float"}
+    return out.detach().numpy(), grads

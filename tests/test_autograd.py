@@ -1,0 +1,164 @@
+"""The autograd engine: accumulation, broadcasting, graph freeing, grad mode, dtype rules."""
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import tinytensor as tt
+
+
+def test_reused_tensor_accumulates_gradient():
+    x = tt.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = x * x + x * 3.0 + x  # x used four times
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, 2 * x.numpy() + 4)
+
+
+def test_gradients_accumulate_across_backward_calls_until_zeroed():
+    x = tt.Tensor([1.0, -2.0], requires_grad=True)
+    (x * 2.0).sum().backward()
+    (x * 3.0).sum().backward()
+    np.testing.assert_allclose(x.grad, [5.0, 5.0])
+
+
+def test_diamond_graph_and_deep_chain_without_recursion():
+    x = tt.Tensor(0.5, requires_grad=True)
+    y = x
+    for _ in range(5000):  # deeper than Python's recursion limit
+        y = y * 1.0001
+    y.backward()
+    np.testing.assert_allclose(x.grad, 1.0001**5000, rtol=1e-4)
+
+
+def test_broadcast_gradient_sums_back_to_input_shape_across_ranks():
+    a = tt.Tensor(np.ones((2, 3, 4)), requires_grad=True)
+    b = tt.Tensor(np.ones((3, 1)), requires_grad=True)
+    c = tt.Tensor(np.ones(()), requires_grad=True)
+    (a * b + c).sum().backward()
+    assert b.grad.shape == (3, 1) and c.grad.shape == ()
+    np.testing.assert_allclose(b.grad, np.full((3, 1), 8.0))
+    np.testing.assert_allclose(c.grad, 24.0)
+
+
+def test_graph_is_freed_after_backward():
+    x = tt.Tensor(np.ones(1000), requires_grad=True)
+    y = x.exp()
+    y_data = weakref.ref(y.data)
+    z = (y * 2.0).sum()
+    del y
+    gc.collect()
+    assert y_data() is not None  # the graph keeps the intermediate alive for backward
+    z.backward()
+    gc.collect()
+    assert y_data() is None  # ... and lets it go afterwards
+    assert z._ctx is not None and z._ctx[0] == "freed"
+
+
+def test_second_backward_through_freed_graph_raises_and_retain_graph_allows_it():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    np.testing.assert_allclose(x.grad, 4 * x.numpy())
+    with pytest.raises(RuntimeError, match="retain_graph=True"):
+        y.backward()
+
+
+def test_shared_intermediate_freed_by_first_backward_raises_not_silently_drops():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2.0
+    h.sum().backward()
+    with pytest.raises(RuntimeError, match="freed"):
+        (h * 3.0).sum().backward()
+
+
+def test_non_scalar_backward_needs_grad_and_names_the_shape():
+    y = tt.Tensor(np.ones((2, 3)), requires_grad=True) * 2.0
+    with pytest.raises(RuntimeError, match=r"shape \(2, 3\) needs a grad"):
+        y.backward()
+    with pytest.raises(tt.ShapeError, match=r"\(3,\).*\(2, 3\)"):
+        y.backward(np.ones(3))
+
+
+def test_backward_without_graph_raises():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        tt.Tensor([1.0]).sum().backward()
+
+
+def test_no_grad_records_nothing_and_restores():
+    x = tt.Tensor([1.0], requires_grad=True)
+    with tt.no_grad():
+        y = x * 2.0
+        with tt.enable_grad():
+            z = x * 2.0
+    assert not y.requires_grad and y.is_leaf
+    assert z.requires_grad
+    assert tt.is_grad_enabled()
+
+    @tt.no_grad()
+    def f(t):
+        return t * 3.0
+
+    assert not f(x).requires_grad
+
+
+def test_leaf_grads_never_alias_each_other():
+    a = tt.Tensor([1.0, 2.0], requires_grad=True)
+    b = tt.Tensor([3.0, 4.0], requires_grad=True)
+    (a + b).sum().backward()
+    assert a.grad is not b.grad
+    a.grad[0] = 100.0
+    assert b.grad[0] == 1.0
+
+
+def test_retain_grad_on_non_leaf():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    h = (x * 3.0).retain_grad()
+    (h * h).sum().backward()
+    np.testing.assert_allclose(h.grad, 2 * h.numpy())
+
+
+def test_detach_cuts_the_graph():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    y = (x.detach() * x).sum()
+    y.backward()
+    np.testing.assert_allclose(x.grad, x.numpy())
+
+
+def test_python_numbers_and_lists_are_float32_arrays_keep_their_dtype():
+    assert tt.Tensor([1, 2]).dtype == np.float32
+    assert tt.Tensor(3).dtype == np.float32
+    assert tt.Tensor(np.zeros(2)).dtype == np.float64
+    assert tt.Tensor(np.zeros(2, np.int64)).dtype == np.int64
+    x = tt.Tensor([1.0, 2.0])
+    for y in (x * 2.5, x + np.float64(1.0), x / 3, x**2.0, 1.0 - x, x.mean(), x.exp(), x.var()):
+        assert y.dtype == np.float32, y
+
+
+def test_gradient_dtype_follows_the_leaf_under_mixed_precision():
+    a = tt.Tensor([1.0, 2.0], requires_grad=True)  # float32
+    b = tt.Tensor(np.array([3.0, 4.0]), requires_grad=True)  # float64
+    out = (a * b).sum()
+    assert out.dtype == np.float64  # promotion as in PyTorch
+    out.backward()
+    assert a.grad.dtype == np.float32 and b.grad.dtype == np.float64
+
+
+def test_requires_grad_only_for_floats():
+    with pytest.raises(TypeError, match="floating-point"):
+        tt.Tensor(np.arange(3), requires_grad=True)
+
+
+def test_gather_backward_adds_repeated_indices():
+    w = tt.Tensor(np.zeros((4, 2)), requires_grad=True)
+    idx = np.array([1, 1, 3, 1])
+    w[idx].sum().backward()
+    np.testing.assert_allclose(w.grad[:, 0], [0.0, 3.0, 0.0, 1.0])
+
+
+def test_out_of_range_gather_raises_index_error():
+    w = tt.Tensor(np.zeros((4, 2)))
+    with pytest.raises(IndexError):
+        w[np.array([0, 4])]

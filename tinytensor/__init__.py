@@ -1,0 +1,117 @@
+"""tinytensor: a small tensor library with reverse-mode autograd on numpy (CPU) and CuPy (GPU).
+
+``HAS_CUDA`` is computed on first access (importing tinytensor never imports CuPy);
+``cuda_unavailable_reason()`` says why it is False and how to fix it.
+"""
+
+from . import nn, ops, optim
+from ._version import __version__
+from .autograd import enable_grad, is_grad_enabled, no_grad
+from .creation import (
+    arange,
+    backend_name,
+    from_dlpack,
+    from_numpy,
+    full,
+    full_like,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .cuda_status import cuda_status, cuda_unavailable_reason
+from .errors import CudaUnavailableError, DeviceError, ShapeError
+from .ops.arith import matmul
+from .ops.elementwise import abs, clip, exp, gelu, log, maximum, minimum, relu, sigmoid, sqrt, tanh, where
+from .ops.nn_ops import dropout, embedding, layer_norm, log_softmax, softmax
+from .ops.reduce import logsumexp, max, mean, min, sum, var
+from .ops.shape import cat, concatenate, expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
+from .random import manual_seed
+from .tensor import Tensor
+
+ops.install(Tensor)
+
+float16, float32, float64 = "float16", "float32", "float64"
+int32, int64 = "int32", "int64"
+
+
+def __getattr__(name):
+    # HAS_CUDA is a module attribute computed on first use (PEP 562), so `import tinytensor`
+    # stays fast and does not import CuPy.
+    if name == "HAS_CUDA":
+        from .cuda_status import has_cuda
+
+        return has_cuda()
+    raise AttributeError(f"module 'tinytensor' has no attribute {name!r}")
+
+
+__all__ = [
+    "HAS_CUDA",
+    "Tensor",
+    "__version__",
+    "abs",
+    "arange",
+    "backend_name",
+    "cat",
+    "clip",
+    "concatenate",
+    "cuda_status",
+    "cuda_unavailable_reason",
+    "CudaUnavailableError",
+    "DeviceError",
+    "dropout",
+    "embedding",
+    "enable_grad",
+    "exp",
+    "expand",
+    "flatten",
+    "from_dlpack",
+    "from_numpy",
+    "full",
+    "full_like",
+    "gelu",
+    "is_grad_enabled",
+    "layer_norm",
+    "log",
+    "log_softmax",
+    "logsumexp",
+    "manual_seed",
+    "matmul",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "nn",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "optim",
+    "permute",
+    "rand",
+    "rand_like",
+    "randn",
+    "randn_like",
+    "relu",
+    "reshape",
+    "ShapeError",
+    "sigmoid",
+    "softmax",
+    "sqrt",
+    "squeeze",
+    "stack",
+    "sum",
+    "tanh",
+    "tensor",
+    "transpose",
+    "unsqueeze",
+    "var",
+    "where",
+    "zeros",
+    "zeros_like",
+]

@@ -1,0 +1,371 @@
+"""Array backends: how each array library is driven, chosen by the array's own type.
+
+A tensor's ``.data`` decides everything: there is no global "current device". Every op asks
+``backend_of(data)`` (one dict lookup on ``type(data)``) and uses that backend's ``xp`` namespace,
+which for numpy, CuPy and array_api_strict is written against the same array-API functions. The
+few things the array API leaves out (creating an array on another array's device, scatter-add,
+random numbers, host transfers) are the methods below.
+
+Devices are strings: ``"cpu"``, ``"cuda"`` / ``"cuda:N"``, and ``"strict:NAME"``, a fake device of
+``array_api_strict`` that the CPU-only CI uses to catch device-placement bugs that would break on
+a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import DeviceError
+
+# dtype a Python number or list becomes; arrays keep their own.
+DEFAULT_FLOAT = np.float32
+
+_CUDA_KINDS = ("cuda",)
+
+
+class Backend:
+    """Operations that are not in the array API, for one array library."""
+
+    name = ""
+    kind = ""  # device kind: "cpu", "cuda", "strict"
+    xp = None
+
+    def device(self, data) -> str:
+        raise NotImplementedError
+
+    def zeros(self, shape, dtype, like):
+        raise NotImplementedError
+
+    def full(self, shape, value, dtype, like):
+        raise NotImplementedError
+
+    def full_on(self, shape, value, dtype, index):
+        """A new filled array on this backend's device ``index`` (None: the default one)."""
+        raise NotImplementedError
+
+    def arange(self, n, like):
+        raise NotImplementedError
+
+    def asarray(self, value, dtype, like):
+        """A Python scalar or list as an array on ``like``'s device."""
+        raise NotImplementedError
+
+    def scatter_add(self, target, key, values):
+        """``target[key] += values`` that is right for repeated indices; returns target."""
+        raise NotImplementedError
+
+    def uniform(self, shape, dtype, like, seed):
+        """Uniform [0, 1) samples on ``like``'s device, determined by ``seed``."""
+        raise NotImplementedError
+
+    def to_numpy(self, data) -> np.ndarray:
+        raise NotImplementedError
+
+    def from_numpy(self, array: np.ndarray, index):
+        """Copy a host array to this backend's device ``index`` (None: the default one)."""
+        raise NotImplementedError
+
+    def copy(self, data):
+        return data.copy()
+
+    def astype(self, data, dtype):
+        """``data`` as numpy dtype ``dtype``; the same array when it already is."""
+        return data if data.dtype == dtype else data.astype(dtype)
+
+    def is_float(self, data) -> bool:
+        return self.xp.isdtype(data.dtype, "real floating")
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    kind = "cpu"
+    xp = np
+
+    def device(self, data):
+        return "cpu"
+
+    def zeros(self, shape, dtype, like):
+        return np.zeros(shape, dtype)
+
+    def full(self, shape, value, dtype, like):
+        return np.full(shape, value, dtype)
+
+    def full_on(self, shape, value, dtype, index):
+        return np.full(shape, value, dtype)
+
+    def arange(self, n, like):
+        return np.arange(n)
+
+    def asarray(self, value, dtype, like):
+        return np.asarray(value, dtype)
+
+    def scatter_add(self, target, key, values):
+        np.add.at(target, key, values)
+        return target
+
+    def uniform(self, shape, dtype, like, seed):
+        return np.random.default_rng(seed).random(shape, dtype=np.dtype(dtype))
+
+    def to_numpy(self, data):
+        return data
+
+    def from_numpy(self, array, index):
+        return array
+
+    def is_float(self, data):
+        return data.dtype.kind == "f"
+
+
+class CupyBackend(Backend):
+    """CuPy arrays. Work is launched on the array's own device and CuPy's current stream."""
+
+    name = "cupy"
+    kind = "cuda"
+
+    def __init__(self, cupy_module):
+        self.xp = cupy_module
+        self._uniform_kernel = None
+
+    def device(self, data):
+        return f"cuda:{data.device.id}"
+
+    def _on(self, like):
+        return self.xp.cuda.Device(like.device.id if like is not None else None)
+
+    def zeros(self, shape, dtype, like):
+        with self._on(like):
+            return self.xp.zeros(shape, dtype)
+
+    def full(self, shape, value, dtype, like):
+        with self._on(like):
+            return self.xp.full(shape, value, dtype)
+
+    def full_on(self, shape, value, dtype, index):
+        with self.xp.cuda.Device(index):
+            return self.xp.full(shape, value, dtype)
+
+    def arange(self, n, like):
+        with self._on(like):
+            return self.xp.arange(n)
+
+    def asarray(self, value, dtype, like):
+        with self._on(like):
+            return self.xp.asarray(value, dtype)
+
+    def scatter_add(self, target, key, values):
+        import cupyx
+
+        cupyx.scatter_add(target, key, values)
+        return target
+
+    def uniform(self, shape, dtype, like, seed):
+        # A counter-based hash (splitmix64) compiled by NVRTC: no cuRAND needed at run time.
+        if self._uniform_kernel is None:
+            self._uniform_kernel = self.xp.ElementwiseKernel(
+                "uint64 seed",
+                "T out",
+                """
+                unsigned long long z = seed + (unsigned long long)(i + 1) * 0x9E3779B97F4A7C15ULL;
+                z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+                z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+                z = z ^ (z >> 31);
+                out = (T)((double)(z >> 40) * (1.0 / 16777216.0));  // 24 bits: exact in float32
+                """,
+                "tinytensor_uniform",
+            )
+        with self._on(like):
+            out = self.xp.empty(shape, dtype)
+            self._uniform_kernel(np.uint64(seed), out)
+            return out
+
+    def to_numpy(self, data):
+        return data.get()
+
+    def from_numpy(self, array, index):
+        with self.xp.cuda.Device(index):
+            return self.xp.asarray(array)
+
+
+class StrictBackend(Backend):
+    """array_api_strict: a CPU array library with fake devices that refuse to mix."""
+
+    name = "array_api_strict"
+    kind = "strict"
+
+    def __init__(self, module):
+        self.xp = module
+
+    def device(self, data):
+        return "strict:" + _strict_device_name(data.device)
+
+    def zeros(self, shape, dtype, like):
+        return self.xp.zeros(shape, dtype=self._dtype(dtype), device=like.device)
+
+    def full(self, shape, value, dtype, like):
+        return self.xp.full(shape, value, dtype=self._dtype(dtype), device=like.device)
+
+    def full_on(self, shape, value, dtype, index):
+        return self.xp.full(shape, value, dtype=self._dtype(dtype), device=self.xp.Device(index))
+
+    def _dtype(self, dtype):
+        # numpy dtypes name the strict ones
+        if dtype is None or hasattr(dtype, "_np_dtype"):
+            return dtype
+        return getattr(self.xp, np.dtype(dtype).name)
+
+    def arange(self, n, like):
+        return self.xp.arange(n, device=like.device)
+
+    def asarray(self, value, dtype, like):
+        return self.xp.asarray(value, dtype=self._dtype(dtype), device=like.device)
+
+    def scatter_add(self, target, key, values):
+        # The array API has no scatter-add; gathers along axis 0 are the only advanced keys the
+        # library makes, so a one-hot matmul is exact (repeated indices add up).
+        xp = self.xp
+        if not hasattr(key, "dtype"):
+            raise TypeError(
+                "array_api_strict supports integer-array indexing only as x[indices] "
+                f"(a gather along axis 0), got key {key!r}"
+            )
+        flat_idx = xp.reshape(key, (-1,))
+        rows = target.shape[0]
+        onehot = xp.astype(
+            xp.reshape(flat_idx, (-1, 1)) == xp.reshape(xp.arange(rows, device=target.device), (1, -1)),
+            values.dtype,
+        )
+        flat_vals = xp.reshape(values, (flat_idx.shape[0], -1))
+        target += xp.reshape(xp.matrix_transpose(onehot) @ flat_vals, target.shape)
+        return target
+
+    def uniform(self, shape, dtype, like, seed):
+        host = np.random.default_rng(seed).random(shape, dtype=np.float32)
+        return self.xp.asarray(host, dtype=self._dtype(dtype), device=like.device)
+
+    def to_numpy(self, data):
+        cpu = self.xp.__array_namespace_info__().default_device()
+        return np.asarray(data.to_device(cpu))
+
+    def from_numpy(self, array, index):
+        return self.xp.asarray(array, device=self.xp.Device(index))
+
+    def copy(self, data):
+        return self.xp.asarray(data, copy=True)
+
+    def astype(self, data, dtype):
+        target = self._dtype(dtype)
+        return data if data.dtype == target else self.xp.astype(data, target)
+
+    def is_float(self, data):
+        return self.xp.isdtype(data.dtype, "real floating")
+
+
+def _strict_device_name(device) -> str:
+    # Device('device1') -> 'device1'; the class keeps the name in a private slot.
+    text = repr(device)
+    return text[text.index("(") + 2 : -2]
+
+
+NUMPY = NumpyBackend()
+_BY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY}
+_lazy: dict[str, Backend] = {}
+
+
+def backend_of(data) -> Backend:
+    """The backend for an array (numpy, cupy or array_api_strict)."""
+    backend = _BY_TYPE.get(type(data))
+    if backend is None:
+        backend = _resolve(type(data))
+    return backend
+
+
+def _resolve(array_type) -> Backend:
+    module = array_type.__module__.split(".")[0]
+    if module == "cupy":
+        backend = _cupy_backend()
+    elif module == "array_api_strict":
+        backend = _strict_backend()
+    else:
+        raise TypeError(
+            f"tinytensor arrays must be numpy or cupy arrays, got {array_type.__module__}.{array_type.__name__}"
+        )
+    _BY_TYPE[array_type] = backend
+    return backend
+
+
+def _cupy_backend() -> CupyBackend:
+    if "cupy" not in _lazy:
+        import cupy
+
+        _lazy["cupy"] = CupyBackend(cupy)
+    return _lazy["cupy"]
+
+
+def _strict_backend() -> StrictBackend:
+    if "strict" not in _lazy:
+        try:
+            import array_api_strict
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise DeviceError(
+                "the 'strict:' test devices need the array_api_strict package: pip install array-api-strict"
+            ) from exc
+        _lazy["strict"] = StrictBackend(array_api_strict)
+    return _lazy["strict"]
+
+
+def parse_device(spec) -> tuple[str, object]:
+    """Split a device string into (kind, index-or-name), or raise DeviceError naming it."""
+    if not isinstance(spec, str):
+        raise DeviceError(f"a device must be a string such as 'cpu' or 'cuda:0', got {spec!r}")
+    kind, _, rest = spec.partition(":")
+    if kind == "cpu" and not rest:
+        return "cpu", None
+    if kind in _CUDA_KINDS:
+        if not rest:
+            return "cuda", None
+        if rest.isdigit():
+            return "cuda", int(rest)
+    if kind == "strict" and rest:
+        return "strict", rest
+    raise DeviceError(
+        f"unknown device {spec!r}: expected 'cpu', 'cuda', 'cuda:N' (N a device number) "
+        "or 'strict:NAME' (array_api_strict's test devices)"
+    )
+
+
+def same_device(kind_index, data) -> bool:
+    kind, index = kind_index
+    backend = backend_of(data)
+    if backend.kind != kind:
+        return False
+    if kind == "cuda":
+        return index is None or data.device.id == index
+    if kind == "strict":
+        return backend.device(data) == "strict:" + index
+    return True
+
+
+def backend_for(kind_index) -> Backend:
+    """The backend that holds arrays of a parsed device; CUDA is checked for usability first."""
+    kind = kind_index[0]
+    if kind == "cuda":
+        from .cuda_status import require_cuda
+
+        require_cuda()
+        return _cupy_backend()
+    if kind == "strict":
+        return _strict_backend()
+    return NUMPY
+
+
+def transfer(data, kind_index):
+    """Copy ``data`` to the parsed device; returns ``data`` itself when it is already there."""
+    if same_device(kind_index, data):
+        return data
+    kind, index = kind_index
+    target = backend_for(kind_index)
+    source = backend_of(data)
+    if source is target and kind == "cuda":
+        with target.xp.cuda.Device(index):
+            return target.xp.asarray(data)  # peer copy between GPUs
+    return target.from_numpy(source.to_numpy(data), index)

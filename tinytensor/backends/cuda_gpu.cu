@@ -1,0 +1,322 @@
+// Kernels and cuBLAS calls behind tinytensor.cuda_ops (C interface: cuda_kernels.h).
+//
+// Host code here uses only libc, pthreads, libcudart and libcublas (no libstdc++), so the object
+// links into a binding built by another C++ toolchain. Builds with CUDA 12 and CUDA 13 alike.
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+
+#include "cuda_kernels.h"
+
+namespace {
+
+__thread char g_error[512];
+
+const char *cuda_error(cudaError_t err, const char *where) {
+  if (err == cudaSuccess) return nullptr;
+  snprintf(g_error, sizeof g_error, "%s (%d) in %s: %s", cudaGetErrorName(err), (int)err, where,
+           cudaGetErrorString(err));
+  return g_error;
+}
+
+const char *cublas_error(cublasStatus_t status, const char *where) {
+  if (status == CUBLAS_STATUS_SUCCESS) return nullptr;
+  snprintf(g_error, sizeof g_error, "%s (%d) in %s: %s", cublasGetStatusName(status), (int)status,
+           where, cublasGetStatusString(status));
+  return g_error;
+}
+
+const char *launch_error(const char *where) { return cuda_error(cudaGetLastError(), where); }
+
+// ------------------------------------------------------------------ cuBLAS handles, one per device
+constexpr int kMaxDevices = 64;
+cublasHandle_t g_handles[kMaxDevices];
+pthread_mutex_t g_handles_lock = PTHREAD_MUTEX_INITIALIZER;
+
+const char *handle_for_current_device(cublasHandle_t *out) {
+  int device = 0;
+  if (const char *e = cuda_error(cudaGetDevice(&device), "cudaGetDevice")) return e;
+  if (device < 0 || device >= kMaxDevices) {
+    snprintf(g_error, sizeof g_error, "device %d is beyond the %d devices supported", device, kMaxDevices);
+    return g_error;
+  }
+  if (!g_handles[device]) {
+    if (const char *e = cublas_error(cublasCreate(&g_handles[device]), "cublasCreate")) return e;
+  }
+  *out = g_handles[device];
+  return nullptr;
+}
+
+// ------------------------------------------------------------------ device helpers
+constexpr int kThreads = 256;
+
+int blocks_for(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  return (int)(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
+}
+
+template <typename T> __device__ T gelu_tanh(T x) {
+  const T c = (T)0.7978845608028654, k = (T)0.044715;
+  return (T)0.5 * x * ((T)1 + tanh(c * (x + k * x * x * x)));
+}
+
+template <typename T> __device__ T gelu_tanh_grad(T x) {
+  const T c = (T)0.7978845608028654, k = (T)0.044715;
+  T x2 = x * x;
+  T t = tanh(c * (x + k * x2 * x));
+  return (T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * c * ((T)1 + (T)3 * k * x2);
+}
+
+template <typename T> __device__ T warp_sum(T v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_down_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+template <typename T> __device__ T warp_max(T v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmax(v, __shfl_down_sync(0xffffffffu, v, offset));
+  return v;
+}
+
+// Reduce over the block (blockDim.x a multiple of 32, at most 1024); every thread gets the result.
+template <typename T, bool IsMax> __device__ T block_reduce(T v, T *shared) {
+  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  v = IsMax ? warp_max(v) : warp_sum(v);
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  int warps = blockDim.x / 32;
+  v = threadIdx.x < warps ? shared[threadIdx.x] : (IsMax ? (T)-INFINITY : (T)0);
+  if (warp == 0) v = IsMax ? warp_max(v) : warp_sum(v);
+  if (threadIdx.x == 0) shared[0] = v;
+  __syncthreads();
+  v = shared[0];
+  __syncthreads();
+  return v;
+}
+
+// ------------------------------------------------------------------ kernels
+template <typename T>
+__global__ void bias_act_forward_kernel(int act, T *pre, const T *bias, T *out, int64_t rows, int64_t cols) {
+  int64_t n = rows * cols;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    T v = pre[i];
+    if (bias) v += bias[i % cols];
+    pre[i] = v;
+    if (act == TT_ACT_RELU) v = v > (T)0 ? v : (T)0;
+    else if (act == TT_ACT_GELU) v = gelu_tanh(v);
+    out[i] = v;
+  }
+}
+
+template <typename T>
+__global__ void act_backward_kernel(int act, const T *g, const T *pre, const T *out, T *gpre, int64_t n) {
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+    T d = g[i];
+    if (act == TT_ACT_RELU) d = out[i] > (T)0 ? d : (T)0;
+    else if (act == TT_ACT_GELU) d *= gelu_tanh_grad(pre[i]);
+    gpre[i] = d;
+  }
+}
+
+// Column sums: a block owns 32 columns; its 8 rows of threads stride down the rows, then reduce.
+template <typename T> __global__ void column_sum_kernel(const T *x, T *out, int64_t rows, int64_t cols) {
+  __shared__ T partial[8][33];
+  int64_t col = blockIdx.x * 32 + threadIdx.x;
+  T acc = 0;
+  if (col < cols)
+    for (int64_t r = threadIdx.y; r < rows; r += 8) acc += x[r * cols + col];
+  partial[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < cols) {
+    T total = 0;
+    for (int k = 0; k < 8; ++k) total += partial[k][threadIdx.x];
+    out[col] = total;
+  }
+}
+
+template <typename T>
+__global__ void softmax_xent_forward_kernel(const T *logits, const int64_t *labels, T *loss, T *probs, int64_t c) {
+  __shared__ T shared[32];
+  int64_t row = blockIdx.x;
+  const T *x = logits + row * c;
+  T m = (T)-INFINITY;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) m = fmax(m, x[j]);
+  m = block_reduce<T, true>(m, shared);
+  if (!isfinite(m)) m = 0;  // rows of -inf stay NaN-free until the log
+  T s = 0;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) s += exp(x[j] - m);
+  s = block_reduce<T, false>(s, shared);
+  T lse = log(s) + m;
+  for (int64_t j = threadIdx.x; j < c; j += blockDim.x) probs[row * c + j] = exp(x[j] - lse);
+  if (threadIdx.x == 0) {
+    int64_t label = labels[row];
+    loss[row] = (label >= 0 && label < c) ? lse - x[label] : (T)NAN;
+  }
+}
+
+template <typename T>
+__global__ void softmax_xent_backward_kernel(const T *probs, const int64_t *labels, const T *scale, T *out,
+                                             int64_t n, int64_t c) {
+  int64_t total = n * c;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t row = i / c, col = i % c;
+    T hot = labels[row] == col ? (T)1 : (T)0;
+    out[i] = (probs[i] - hot) * scale[row];
+  }
+}
+
+template <typename T> const char *bias_act_forward(int act, void *pre, const void *bias, void *out, int64_t rows,
+                                                   int64_t cols, cudaStream_t stream) {
+  int64_t n = rows * cols;
+  if (n == 0) return nullptr;
+  bias_act_forward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(act, (T *)pre, (const T *)bias, (T *)out, rows, cols);
+  return launch_error("bias_act_forward_kernel");
+}
+
+template <typename T>
+const char *bias_act_backward(int act, const void *g, const void *pre, const void *out, void *gpre, void *gbias,
+                              int64_t rows, int64_t cols, cudaStream_t stream) {
+  int64_t n = rows * cols;
+  if (n == 0) return nullptr;
+  if (act != TT_ACT_NONE || gpre != g) {
+    act_backward_kernel<T><<<blocks_for(n), kThreads, 0, stream>>>(act, (const T *)g, (const T *)pre, (const T *)out,
+                                                                  (T *)gpre, n);
+    if (const char *e = launch_error("act_backward_kernel")) return e;
+  }
+  if (gbias) {
+    dim3 block(32, 8);
+    column_sum_kernel<T><<<(unsigned)((cols + 31) / 32), block, 0, stream>>>((const T *)gpre, (T *)gbias, rows, cols);
+    return launch_error("column_sum_kernel");
+  }
+  return nullptr;
+}
+
+int row_threads(int64_t c) {
+  int threads = 32;
+  while (threads < c && threads < 1024) threads *= 2;
+  return threads;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                    const void *b, int64_t ldb, void *c, int64_t ldc, void *stream) {
+  if (m > 2147483647 || n > 2147483647 || k > 2147483647) {
+    snprintf(g_error, sizeof g_error, "matrix dimensions (%lld, %lld, %lld) exceed cuBLAS's 32-bit limit",
+             (long long)m, (long long)n, (long long)k);
+    return g_error;
+  }
+  pthread_mutex_lock(&g_handles_lock);
+  cublasHandle_t handle;
+  const char *err = handle_for_current_device(&handle);
+  if (!err) err = cublas_error(cublasSetStream(handle, (cudaStream_t)stream), "cublasSetStream");
+  if (!err) {
+    cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    if (dtype == TT_F32) {
+      const float one = 1.0f, zero = 0.0f;
+      err = cublas_error(cublasSgemm(handle, ta, tb, (int)m, (int)n, (int)k, &one, (const float *)a, (int)lda,
+                                     (const float *)b, (int)ldb, &zero, (float *)c, (int)ldc), "cublasSgemm");
+    } else {
+      const double one = 1.0, zero = 0.0;
+      err = cublas_error(cublasDgemm(handle, ta, tb, (int)m, (int)n, (int)k, &one, (const double *)a, (int)lda,
+                                     (const double *)b, (int)ldb, &zero, (double *)c, (int)ldc), "cublasDgemm");
+    }
+  }
+  pthread_mutex_unlock(&g_handles_lock);
+  return err;
+}
+
+const char *tt_bias_act_forward(int dtype, int act, void *pre, const void *bias, void *out, int64_t rows, int64_t cols,
+                                void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  return dtype == TT_F32 ? bias_act_forward<float>(act, pre, bias, out, rows, cols, s)
+                         : bias_act_forward<double>(act, pre, bias, out, rows, cols, s);
+}
+
+const char *tt_bias_act_backward(int dtype, int act, const void *g, const void *pre, const void *out, void *gpre,
+                                 void *gbias, int64_t rows, int64_t cols, void *stream) {
+  cudaStream_t s = (cudaStream_t)stream;
+  return dtype == TT_F32 ? bias_act_backward<float>(act, g, pre, out, gpre, gbias, rows, cols, s)
+                         : bias_act_backward<double>(act, g, pre, out, gpre, gbias, rows, cols, s);
+}
+
+const char *tt_softmax_xent_forward(int dtype, const void *logits, const int64_t *labels, void *loss, void *probs,
+                                    int64_t n, int64_t c, void *stream) {
+  if (n == 0 || c == 0) return nullptr;
+  if (n > 2147483647) {
+    snprintf(g_error, sizeof g_error, "softmax_xent: %lld rows exceed the grid limit", (long long)n);
+    return g_error;
+  }
+  cudaStream_t s = (cudaStream_t)stream;
+  int threads = row_threads(c);
+  if (dtype == TT_F32)
+    softmax_xent_forward_kernel<float><<<(unsigned)n, threads, 0, s>>>((const float *)logits, labels, (float *)loss,
+                                                                         (float *)probs, c);
+  else
+    softmax_xent_forward_kernel<double><<<(unsigned)n, threads, 0, s>>>((const double *)logits, labels,
+                                                                          (double *)loss, (double *)probs, c);
+  return launch_error("softmax_xent_forward_kernel");
+}
+
+const char *tt_softmax_xent_backward(int dtype, const void *probs, const int64_t *labels, const void *scale, void *out,
+                                     int64_t n, int64_t c, void *stream) {
+  int64_t total = n * c;
+  if (total == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    softmax_xent_backward_kernel<float><<<blocks_for(total), kThreads, 0, s>>>((const float *)probs, labels,
+                                                                                 (const float *)scale, (float *)out, n, c);
+  else
+    softmax_xent_backward_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(
+        (const double *)probs, labels, (const double *)scale, (double *)out, n, c);
+  return launch_error("softmax_xent_backward_kernel");
+}
+
+const char *tt_runtime_version(int *version) { return cuda_error(cudaRuntimeGetVersion(version), "cudaRuntimeGetVersion"); }
+
+const char *tt_driver_version(int *version) { return cuda_error(cudaDriverGetVersion(version), "cudaDriverGetVersion"); }
+
+const char *tt_device_count(int *count) { return cuda_error(cudaGetDeviceCount(count), "cudaGetDeviceCount"); }
+
+const char *tt_cublas_version(int *version) {
+  int major = 0, minor = 0, patch = 0;
+  const char *e = cublas_error(cublasGetProperty(MAJOR_VERSION, &major), "cublasGetProperty");
+  if (!e) e = cublas_error(cublasGetProperty(MINOR_VERSION, &minor), "cublasGetProperty");
+  if (!e) e = cublas_error(cublasGetProperty(PATCH_LEVEL, &patch), "cublasGetProperty");
+  *version = major * 10000 + minor * 100 + patch;
+  return e;
+}
+
+const char *tt_pointer_device(const void *ptr, int *device, int *is_device_memory) {
+  cudaPointerAttributes attr;
+  const char *e = cuda_error(cudaPointerGetAttributes(&attr, ptr), "cudaPointerGetAttributes");
+  if (e) return e;
+  *device = attr.device;
+  *is_device_memory = attr.type == cudaMemoryTypeDevice || attr.type == cudaMemoryTypeManaged;
+  return nullptr;
+}
+
+const char *tt_get_device(int *device) { return cuda_error(cudaGetDevice(device), "cudaGetDevice"); }
+
+const char *tt_set_device(int device) { return cuda_error(cudaSetDevice(device), "cudaSetDevice"); }
+
+const char *tt_kernel_image(int device, int *binary_version, int *ptx_version) {
+  int previous = 0;
+  if (const char *e = cuda_error(cudaGetDevice(&previous), "cudaGetDevice")) return e;
+  if (const char *e = cuda_error(cudaSetDevice(device), "cudaSetDevice")) return e;
+  cudaFuncAttributes attr;
+  const char *e = cuda_error(cudaFuncGetAttributes(&attr, (const void *)bias_act_forward_kernel<float>),
+                             "cudaFuncGetAttributes");
+  if (!e) {
+    *binary_version = attr.binaryVersion;
+    *ptx_version = attr.ptxVersion;
+  }
+  cudaSetDevice(previous);
+  return e;
+}
+
+}  // extern "C"

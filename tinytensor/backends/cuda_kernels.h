@@ -1,0 +1,59 @@
+/* The C interface between the kernels (cuda_gpu.cu, compiled by nvcc) and the Python binding
+ * (cuda_binding.cpp). Plain C on purpose: the two halves may be built by different C++
+ * compilers and runtimes (nvcc+gcc and zig's clang for old-glibc wheels), so nothing C++
+ * crosses this line.
+ *
+ * Every function returns NULL on success, or a message naming the CUDA or cuBLAS error
+ * (e.g. "cudaErrorInsufficientDriver (35) in cudaGetDeviceCount: ..."), valid until the next
+ * call on the same thread. Pointers are device pointers on the current device; `stream` is a
+ * cudaStream_t (CuPy's current stream).
+ */
+#ifndef TINYTENSOR_CUDA_KERNELS_H
+#define TINYTENSOR_CUDA_KERNELS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum tt_dtype { TT_F32 = 0, TT_F64 = 1 };
+enum tt_activation { TT_ACT_NONE = 0, TT_ACT_RELU = 1, TT_ACT_GELU = 2 };
+
+/* C = op(A) op(B) in cuBLAS's column-major convention (the binding maps row-major onto it). */
+const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
+                    const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
+                    void *stream);
+
+/* pre[r, c] += bias[c] (bias may be NULL); out = act(pre). out may equal pre when act is NONE. */
+const char *tt_bias_act_forward(int dtype, int act, void *pre, const void *bias, void *out,
+                                int64_t rows, int64_t cols, void *stream);
+
+/* gpre = g * act'(pre); gbias[c] = sum over rows of gpre (gbias may be NULL). */
+const char *tt_bias_act_backward(int dtype, int act, const void *g, const void *pre, const void *out,
+                                 void *gpre, void *gbias, int64_t rows, int64_t cols, void *stream);
+
+/* loss[r] = logsumexp(x[r]) - x[r, label[r]] and probs = softmax(x), one block per row.
+ * A label outside [0, c) gives a NaN loss for that row, never an out-of-bounds read. */
+const char *tt_softmax_xent_forward(int dtype, const void *logits, const int64_t *labels, void *loss,
+                                    void *probs, int64_t n, int64_t c, void *stream);
+
+/* out[r, j] = (probs[r, j] - (j == label[r])) * scale[r]. */
+const char *tt_softmax_xent_backward(int dtype, const void *probs, const int64_t *labels,
+                                     const void *scale, void *out, int64_t n, int64_t c, void *stream);
+
+const char *tt_runtime_version(int *version);   /* CUDA runtime linked (no GPU needed) */
+const char *tt_driver_version(int *version);    /* 0 when no driver is installed */
+const char *tt_device_count(int *count);
+const char *tt_cublas_version(int *version);    /* of the libcublas actually loaded */
+const char *tt_pointer_device(const void *ptr, int *device, int *is_device_memory);
+const char *tt_get_device(int *device);
+const char *tt_set_device(int device);
+/* Which image the driver picked for our kernels on `device`: SASS arch and PTX version (x10). */
+const char *tt_kernel_image(int device, int *binary_version, int *ptx_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,141 @@
+"""Functions that make tensors: tensor, zeros, ones, full, arange, randn, rand, *_like, DLPack."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import random as _random
+from .backend import DEFAULT_FLOAT, backend_for, backend_of, parse_device, transfer
+from .errors import DeviceError
+from .tensor import Tensor, _resolve_dtype, wrap
+
+
+def _shape(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = tuple(shape[0])
+    for n in shape:
+        if not isinstance(n, (int, np.integer)) or n < 0:
+            raise ValueError(f"a shape holds non-negative integers, got {shape}")
+    return tuple(int(n) for n in shape)
+
+
+def _finish(data, requires_grad) -> Tensor:
+    t = wrap(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A new tensor holding a copy of ``data`` (same rules as ``Tensor(...)``)."""
+    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape = _shape((shape,))
+    dev = parse_device(device or "cpu")
+    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
+    return _finish(backend_for(dev).full_on(shape, value, dtype, dev[1]), requires_grad)
+
+
+def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(_shape(shape), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(_shape(shape), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Like PyTorch: integer arguments give int64, any float argument gives float32."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+        dtype = np.int64 if is_int else DEFAULT_FLOAT
+    host = np.arange(start, stop, step, dtype=_resolve_dtype(dtype))
+    return _finish(_place(host, device), requires_grad)
+
+
+def _place(host, device):
+    return transfer(host, parse_device(device)) if device is not None else host
+
+
+def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Standard normal samples, drawn on the host so a seed gives the same values on every device."""
+    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
+    host = _random.generator().standard_normal(_shape(shape), dtype=np.float64).astype(dtype)
+    return _finish(_place(host, device), requires_grad)
+
+
+def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """Uniform samples in [0, 1)."""
+    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
+    host = _random.generator().random(_shape(shape), dtype=np.float64).astype(dtype)
+    return _finish(_place(host, device), requires_grad)
+
+
+def uniform(shape, low, high, dtype=None, device=None) -> Tensor:
+    """Uniform samples in [low, high) (used for layer initialization)."""
+    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
+    host = _random.generator().uniform(low, high, _shape((shape,))).astype(dtype)
+    return wrap(_place(host, device))
+
+
+def _like(t: Tensor, dtype, device):
+    return t.shape, (dtype if dtype is not None else t.dtype), (device if device is not None else t.device)
+
+
+def zeros_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return full(shape, 0, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return full(shape, 1, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(t: Tensor, value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return full(shape, value, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return randn(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+    shape, dtype, device = _like(t, dtype, device)
+    return rand(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A CPU tensor sharing memory with ``array`` (no copy)."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy needs a numpy.ndarray, got {type(array).__name__}")
+    return wrap(array)
+
+
+# DLPack device types (dlpack.h): kDLCPU = 1, kDLCUDA = 2, kDLCUDAManaged = 13.
+_DLPACK_CPU = 1
+_DLPACK_CUDA = (2, 13)
+
+
+def from_dlpack(obj) -> Tensor:
+    """Zero-copy view of any DLPack producer (torch, CuPy, JAX, numpy) as a tensor."""
+    if not hasattr(obj, "__dlpack_device__"):
+        raise TypeError(f"{type(obj).__name__} does not implement the DLPack protocol (__dlpack_device__)")
+    device_type, device_id = obj.__dlpack_device__()
+    if device_type == _DLPACK_CPU:
+        return wrap(np.from_dlpack(obj))
+    if device_type in _DLPACK_CUDA:
+        cupy = backend_for(("cuda", device_id)).xp
+        return wrap(cupy.from_dlpack(obj))
+    raise DeviceError(f"from_dlpack: DLPack device type {device_type} is neither CPU (1) nor CUDA (2)")
+
+
+def backend_name(t: Tensor) -> str:
+    """Which array library holds the tensor: 'numpy', 'cupy' or 'array_api_strict'."""
+    return backend_of(t.data).name

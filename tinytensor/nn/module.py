@@ -1,0 +1,271 @@
+"""Module and Parameter: registration, traversal, modes, state dicts and device moves."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import numpy as np
+
+from ..backend import backend_of, parse_device, transfer
+from ..errors import ShapeError
+from ..tensor import Tensor, _resolve_dtype, as_array
+
+
+class Parameter(Tensor):
+    """A tensor that a Module registers and optimizers update; requires grad by default."""
+
+    __slots__ = ()
+
+    def __init__(self, data, requires_grad: bool = True):
+        super().__init__(data.data if isinstance(data, Tensor) else data)
+        if requires_grad:
+            self.requires_grad_(True)
+
+    def __repr__(self) -> str:
+        return "Parameter(" + super().__repr__()[len("Tensor(") :]
+
+
+class LoadResult(NamedTuple):
+    missing_keys: list
+    unexpected_keys: list
+
+
+class Module:
+    """Base class of layers. Assigning a Parameter, a Module, or a list of Modules registers it."""
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "training", True)
+
+    # ------------------------------------------------------------------ registration
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"assign {name!r} after calling super().__init__() in {type(self).__name__}.__init__")
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        elif isinstance(value, (list, tuple)) and value and all(isinstance(v, Module) for v in value):
+            # A plain list of layers would be invisible to .to(), parameters() and state_dict().
+            value = ModuleList(value)
+            self._modules[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name: str, value) -> None:
+        """State that moves with ``.to()`` and is saved, but is not trained."""
+        value = value if isinstance(value, Tensor) or value is None else Tensor(value)
+        object.__setattr__(self, name, value)
+        self._buffers[name] = value
+
+    # ------------------------------------------------------------------ traversal
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        seen = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [(f"{name}.{k}" if name else k, m) for k, m in module._modules.items()]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        for _, module in self.named_modules():
+            yield module
+
+    def children(self) -> Iterator[Module]:
+        yield from self._modules.values()
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        seen = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for mod_name, module in modules:
+            for name, p in module._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{mod_name}.{name}" if mod_name else name), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
+        for mod_name, module in self.named_modules():
+            for name, b in module._buffers.items():
+                if b is not None:
+                    yield (f"{mod_name}.{name}" if mod_name else name), b
+
+    # ------------------------------------------------------------------ modes and grads
+    def train(self, mode: bool = True) -> Module:
+        for module in self.modules():
+            object.__setattr__(module, "training", mode)
+        return self
+
+    def eval(self) -> Module:
+        return self.train(False)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad = p.grad * 0
+
+    # ------------------------------------------------------------------ device and dtype
+    def _apply(self, fn) -> Module:
+        """Replace every parameter's and buffer's ``.data`` (and ``.grad``) by ``fn(array)``, in place.
+
+        The Parameter objects stay the same, so optimizers holding them keep working.
+        """
+        for module in self.modules():
+            for p in module._parameters.values():
+                if p is None:
+                    continue
+                p.data = fn(p.data)
+                if p.grad is not None:
+                    p.grad = fn(p.grad)
+            for _name, b in module._buffers.items():
+                if b is not None:
+                    b.data = fn(b.data)
+        return self
+
+    def to(self, *args, dtype=None, device=None) -> Module:
+        """``.to("cuda")``, ``.to("float64")`` or both; floating-point state only changes dtype."""
+        for arg in args:
+            if isinstance(arg, str) and _resolve_dtype_or_none(arg) is None:
+                device = arg
+            else:
+                dtype = arg
+        dtype = _resolve_dtype(dtype)
+        target = parse_device(device) if device is not None else None
+
+        def convert(data):
+            if target is not None:
+                data = transfer(data, target)
+            backend = backend_of(data)
+            if dtype is not None and backend.is_float(data):
+                data = backend.astype(data, dtype)
+            return data
+
+        return self._apply(convert)
+
+    def cuda(self, index=None) -> Module:
+        return self.to("cuda" if index is None else f"cuda:{index}")
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def float(self) -> Module:
+        return self.to(np.float32)
+
+    def double(self) -> Module:
+        return self.to(np.float64)
+
+    # ------------------------------------------------------------------ state
+    def state_dict(self) -> OrderedDict[str, Tensor]:
+        """Name -> tensor (detached, sharing the parameter's data) for parameters and buffers."""
+        state = OrderedDict()
+        for name, p in self.named_parameters():
+            state[name] = p.detach()
+        for name, b in self.named_buffers():
+            state[name] = b.detach()
+        return state
+
+    def load_state_dict(self, state, strict: bool = True) -> LoadResult:
+        """Copy values into this module's parameters, onto their current device and dtype."""
+        own = OrderedDict(self.named_parameters())
+        own.update(self.named_buffers())
+        missing = [k for k in own if k not in state]
+        unexpected = [k for k in state if k not in own]
+        if strict and (missing or unexpected):
+            raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
+        for name, target in own.items():
+            if name not in state:
+                continue
+            value = state[name]
+            source = value.data if isinstance(value, Tensor) else as_array(value)
+            if tuple(source.shape) != target.shape:
+                raise ShapeError(
+                    f"load_state_dict: {name} has shape {tuple(source.shape)} in the state dict, "
+                    f"{target.shape} in the module"
+                )
+            host = backend_of(source).to_numpy(source)
+            placed = transfer(np.array(host, dtype=_numpy_dtype(target.data)), _device_of(target.data))
+            target.data = placed
+        return LoadResult(missing, unexpected)
+
+    # ------------------------------------------------------------------ calling
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+
+    def __call__(self, *args, **kwargs):
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__}({self.extra_repr()}"]
+        for name, module in self._modules.items():
+            child = repr(module).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {child}")
+        if len(lines) == 1:
+            return lines[0] + ")"
+        return "\n".join(lines) + "\n)"
+
+
+def _resolve_dtype_or_none(name: str):
+    try:
+        return _resolve_dtype(name)
+    except TypeError:
+        return None
+
+
+def _numpy_dtype(data):
+    return getattr(data.dtype, "_np_dtype", data.dtype)
+
+
+def _device_of(data):
+    return parse_device(backend_of(data).device(data))
+
+
+class ModuleList(Module):
+    """A list of modules, registered as children "0", "1", ..."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for module in modules:
+            self.append(module)
+
+    def append(self, module: Module) -> ModuleList:
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleList holds Modules, got {type(module).__name__}")
+        self._modules[str(len(self._modules))] = module
+        return self
+
+    def __getitem__(self, index):
+        items = list(self._modules.values())
+        if isinstance(index, slice):
+            return type(self)(items[index])
+        return items[index]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())

@@ -1,0 +1,163 @@
+"""Elementwise functions and their derivatives."""
+
+from __future__ import annotations
+
+import math
+
+from ..autograd import GRAD_ENABLED
+from ..backend import backend_of
+from ..tensor import Tensor, wrap
+from .arith import binary, coerce, combine_error, unbroadcast
+
+_GELU_C = math.sqrt(2.0 / math.pi)
+_GELU_K = 0.044715
+
+
+def unary(a: Tensor, fwd, bwd) -> Tensor:
+    """``fwd(xp, x)``; ``bwd(xp, g, x, out)`` is the input gradient."""
+    x = a.data
+    xp = backend_of(x).xp
+    out = fwd(xp, x)
+    if a.requires_grad and GRAD_ENABLED[0]:
+        return wrap(out, (lambda g: (bwd(xp, g, x, out),), (a,)))
+    return wrap(out)
+
+
+def exp(a):
+    return unary(a, lambda xp, x: xp.exp(x), lambda xp, g, x, out: g * out)
+
+
+def log(a):
+    return unary(a, lambda xp, x: xp.log(x), lambda xp, g, x, out: g / x)
+
+
+def sqrt(a):
+    return unary(a, lambda xp, x: xp.sqrt(x), lambda xp, g, x, out: g / (2 * out))
+
+
+def abs(a):  # noqa: A001 - mirrors the builtin
+    return unary(a, lambda xp, x: xp.abs(x), lambda xp, g, x, out: g * xp.sign(x))
+
+
+def tanh(a):
+    return unary(a, lambda xp, x: xp.tanh(x), lambda xp, g, x, out: g * (1 - out * out))
+
+
+def _sigmoid(xp, x):
+    # 0.5 * (1 + tanh(x / 2)) never overflows, unlike 1 / (1 + exp(-x)).
+    return 0.5 * (xp.tanh(0.5 * x) + 1)
+
+
+def sigmoid(a):
+    return unary(a, _sigmoid, lambda xp, g, x, out: g * out * (1 - out))
+
+
+def relu(a):
+    return unary(a, lambda xp, x: xp.maximum(x, 0), lambda xp, g, x, out: xp.where(x > 0, g, 0))
+
+
+def gelu_forward(xp, x):
+    """GELU, tanh approximation (PyTorch's ``approximate='tanh'``; the CUDA kernel matches it)."""
+    return 0.5 * x * (1 + xp.tanh(_GELU_C * (x + _GELU_K * x * x * x)))
+
+
+def gelu_grad(xp, g, x):
+    x2 = x * x
+    t = xp.tanh(_GELU_C * (x + _GELU_K * x2 * x))
+    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * _GELU_K * x2))
+
+
+def gelu(a):
+    return unary(a, gelu_forward, lambda xp, g, x, out: gelu_grad(xp, g, x))
+
+
+def _extremum_bwd(pick_x_op):
+    # PyTorch's rule: the gradient goes to the chosen operand, split in half on ties.
+    def bwd(g, x, y, out, nx=True, ny=True):
+        xp = backend_of(g).xp
+        half = g * 0.5
+        tie = x == y
+        gx = xp.where(tie, half, xp.where(pick_x_op(x, y), g, 0)) if nx else None
+        gy = xp.where(tie, half, xp.where(pick_x_op(x, y), 0, g)) if ny else None
+        return gx, gy
+
+    return bwd
+
+
+def maximum(a, b):
+    a = _as_tensor(a, b)
+    return binary(a, b, "maximum", lambda x, y: backend_of(x).xp.maximum(x, y), _extremum_bwd(lambda x, y: x > y))
+
+
+def minimum(a, b):
+    a = _as_tensor(a, b)
+    return binary(a, b, "minimum", lambda x, y: backend_of(x).xp.minimum(x, y), _extremum_bwd(lambda x, y: x < y))
+
+
+def clip(a, min=None, max=None):  # noqa: A002 - PyTorch's argument names
+    """Clamp to [min, max]; the gradient passes where min <= x <= max (inclusive, as PyTorch)."""
+    if min is None and max is None:
+        raise ValueError("clip needs min, max or both")
+
+    def fwd(xp, x):
+        return xp.clip(x, min, max)
+
+    def bwd(xp, g, x, out):
+        inside = None
+        if min is not None:
+            inside = x >= min
+        if max is not None:
+            upper = x <= max
+            inside = upper if inside is None else xp.logical_and(inside, upper)
+        return xp.where(inside, g, 0)
+
+    return unary(a, fwd, bwd)
+
+
+def where(condition, a, b) -> Tensor:
+    """``a`` where ``condition`` holds, else ``b``; either may be a Python scalar."""
+    cond = condition.data if isinstance(condition, Tensor) else condition
+    ref = a if isinstance(a, Tensor) else b
+    if not isinstance(ref, Tensor):
+        raise TypeError("where needs at least one of a and b to be a tensor")
+    a = coerce(a, ref)
+    b = coerce(b, ref)
+    xa = a.data if isinstance(a, Tensor) else a
+    xb = b.data if isinstance(b, Tensor) else b
+    xp = backend_of(ref.data).xp
+    for arr in (cond, xa, xb):
+        if hasattr(arr, "shape") and type(arr) is not type(ref.data):
+            raise combine_error("where", arr, ref.data)
+    try:
+        out = xp.where(cond, xa, xb)
+    except ValueError:
+        arrays = [arr for arr in (cond, xa, xb) if hasattr(arr, "shape")]
+        raise combine_error("where", arrays[0], arrays[-1]) from None
+    parents = tuple(t for t in (a, b) if isinstance(t, Tensor))
+    if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
+
+        def backward(g):
+            grads = []
+            for t, pick in ((a, True), (b, False)):
+                if not isinstance(t, Tensor):
+                    continue
+                if not t.requires_grad:
+                    grads.append(None)
+                    continue
+                masked = xp.where(cond, g, 0) if pick else xp.where(cond, 0, g)
+                grads.append(unbroadcast(masked, t.data.shape))
+            return tuple(grads)
+
+        return wrap(out, (backward, parents))
+    return wrap(out)
+
+
+def _as_tensor(a, other):
+    if isinstance(a, Tensor):
+        return a
+    if isinstance(other, Tensor):
+        result = coerce(a, other)
+        if isinstance(result, Tensor):
+            return result
+        return wrap(backend_of(other.data).full((), result, other.data.dtype, other.data))
+    raise TypeError("maximum/minimum need at least one tensor")

@@ -1,0 +1,193 @@
+"""Neural-network ops with fused gradients: softmax, dropout, embedding, layer_norm, linear."""
+
+from __future__ import annotations
+
+from .. import random as _random
+from ..autograd import GRAD_ENABLED
+from ..backend import backend_of
+from ..errors import ShapeError
+from ..tensor import Tensor, wrap
+from .arith import combine_error, matmul_arrays
+from .elementwise import gelu_forward, gelu_grad
+from .reduce import logsumexp_array, normalize_axes
+from .shape import getitem
+
+ACTIVATIONS = (None, "relu", "gelu")
+
+
+def softmax(a: Tensor, axis: int = -1) -> Tensor:
+    x = a.data
+    xp = backend_of(x).xp
+    ax = normalize_axes(axis, x.ndim)
+    out = xp.exp(x - logsumexp_array(xp, x, ax))
+    if a.requires_grad and GRAD_ENABLED[0]:
+
+        def backward(g):
+            return (out * (g - xp.sum(g * out, axis=ax, keepdims=True)),)
+
+        return wrap(out, (backward, (a,)))
+    return wrap(out)
+
+
+def log_softmax(a: Tensor, axis: int = -1) -> Tensor:
+    x = a.data
+    xp = backend_of(x).xp
+    ax = normalize_axes(axis, x.ndim)
+    out = x - logsumexp_array(xp, x, ax)
+    if a.requires_grad and GRAD_ENABLED[0]:
+
+        def backward(g):
+            return (g - xp.exp(out) * xp.sum(g, axis=ax, keepdims=True),)
+
+        return wrap(out, (backward, (a,)))
+    return wrap(out)
+
+
+def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by 1/(1-p) (inverted dropout)."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return a
+    x = a.data
+    backend = backend_of(x)
+    xp = backend.xp
+    if p == 1.0:
+        scale = xp.zeros_like(x)
+    else:
+        keep = backend.uniform(x.shape, x.dtype, x, _random.next_seed()) >= p
+        scale = xp.where(keep, 1.0 / (1.0 - p), 0.0)
+        scale = xp.astype(scale, x.dtype)
+    out = x * scale
+    if a.requires_grad and GRAD_ENABLED[0]:
+        return wrap(out, (lambda g: (g * scale,), (a,)))
+    return wrap(out)
+
+
+def embedding(indices, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients."""
+    idx = indices.data if isinstance(indices, Tensor) else indices
+    if not hasattr(idx, "dtype"):
+        idx = backend_of(weight.data).asarray(idx, None, weight.data)
+    if not backend_of(idx).xp.isdtype(idx.dtype, "integral"):
+        raise TypeError(f"embedding indices must be integers, got dtype {idx.dtype}")
+    return getitem(weight, idx)
+
+
+def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` axes, then scale and shift."""
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = tuple(normalized_shape)
+    x = a.data
+    if tuple(x.shape[x.ndim - len(normalized_shape) :]) != normalized_shape:
+        raise ShapeError(
+            f"layer_norm: the trailing axes of shape {tuple(x.shape)} must be normalized_shape {normalized_shape}"
+        )
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and p.shape != normalized_shape:
+            raise ShapeError(f"layer_norm: {name} has shape {p.shape}, expected {normalized_shape}")
+    xp = backend_of(x).xp
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    batch_axes = tuple(range(x.ndim - len(normalized_shape)))
+    centered = x - xp.mean(x, axis=axes, keepdims=True)
+    rstd = 1.0 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
+    xhat = centered * rstd
+    w = weight.data if weight is not None else None
+    out = xhat * w if w is not None else xhat
+    if bias is not None:
+        out = out + bias.data
+    parents = tuple(t for t in (a, weight, bias) if t is not None)
+    if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
+
+        def backward(g):
+            grads = []
+            gxhat = g * w if w is not None else g
+            if a.requires_grad:
+                m1 = xp.mean(gxhat, axis=axes, keepdims=True)
+                m2 = xp.mean(gxhat * xhat, axis=axes, keepdims=True)
+                grads.append(rstd * (gxhat - m1 - xhat * m2))
+            else:
+                grads.append(None)
+            if weight is not None:
+                grads.append(xp.sum(g * xhat, axis=batch_axes) if weight.requires_grad else None)
+            if bias is not None:
+                grads.append(xp.sum(g, axis=batch_axes) if bias.requires_grad else None)
+            return tuple(grads)
+
+        return wrap(out, (backward, parents))
+    return wrap(out)
+
+
+def _activation_grad(xp, g, pre, out, activation):
+    if activation == "relu":
+        return xp.where(out > 0, g, 0)
+    if activation == "gelu":
+        return gelu_grad(xp, g, pre)
+    return g
+
+
+def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
+    """``activation(a @ weight.T + bias)`` as one graph node (PyTorch's weight layout: (out, in)).
+
+    On a GPU with the extension built, the matmul runs in cuBLAS and bias + activation (forward and
+    backward) in one fused kernel.
+    """
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}: expected one of {ACTIVATIONS}")
+    x, w = a.data, weight.data
+    b = bias.data if bias is not None else None
+    if type(x) is not type(w) or (b is not None and type(b) is not type(w)):
+        raise combine_error("linear", x, w if type(x) is not type(w) else b)
+    if x.ndim < 1 or w.ndim != 2 or x.shape[-1] != w.shape[1]:
+        raise ShapeError(
+            f"linear: input of shape {tuple(x.shape)} does not fit weight of shape {tuple(w.shape)} "
+            "(the input's last axis must equal weight.shape[1])"
+        )
+    if b is not None and tuple(b.shape) != (w.shape[0],):
+        raise ShapeError(f"linear: bias has shape {tuple(b.shape)}, expected ({w.shape[0]},)")
+    backend = backend_of(x)
+    xp = backend.xp
+    lead = tuple(x.shape[:-1])
+    x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
+    fused = None
+    if backend.kind == "cuda":
+        from ..backends import cuda_ext
+
+        fused = cuda_ext.try_linear_forward(x2, w, b, activation)
+    if fused is not None:
+        pre, out2 = fused
+    else:
+        pre = matmul_arrays(x2, xp.matrix_transpose(w))
+        if b is not None:
+            pre += b  # pre is a fresh matmul result: adding in place saves an allocation
+        if activation == "relu":
+            out2 = xp.maximum(pre, 0)
+        elif activation == "gelu":
+            out2 = gelu_forward(xp, pre)
+        else:
+            out2 = pre
+    out = out2 if x.ndim == 2 else xp.reshape(out2, lead + (w.shape[0],))
+    parents = (a, weight) if bias is None else (a, weight, bias)
+    if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
+
+        def backward(g):
+            g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
+            gb = None
+            if fused is not None:
+                gpre, gb = cuda_ext.linear_backward(g2, pre, out2, b is not None, activation)
+            else:
+                gpre = _activation_grad(xp, g2, pre, out2, activation)
+                if bias is not None and bias.requires_grad:
+                    gb = xp.sum(gpre, axis=0)
+            gx = gw = None
+            if a.requires_grad:
+                gx = matmul_arrays(gpre, w)
+                if x.ndim != 2:
+                    gx = xp.reshape(gx, x.shape)
+            if weight.requires_grad:
+                gw = matmul_arrays(xp.matrix_transpose(gpre), x2)
+            return (gx, gw) if bias is None else (gx, gw, gb if bias.requires_grad else None)
+
+        return wrap(out, (backward, parents))
+    return wrap(out)

@@ -1,0 +1,7 @@
+"""Optimizers: SGD, Adam, AdamW."""
+
+from .adam import Adam, AdamW
+from .optimizer import Optimizer
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
