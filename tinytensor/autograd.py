@@ -1,7 +1,9 @@
 """Reverse-mode autograd: the graph walk, gradient accumulation and grad mode.
 
-A result tensor's ``_ctx`` is ``(backward, parents)``: ``backward(g)`` returns one gradient (or
-None) per parent. Leaves have ``_ctx is None``. After a backward pass without ``retain_graph`` every
+A result tensor's ``_ctx`` is ``(backward, parents)``, where ``backward(g)`` returns one gradient
+(or None) per parent, or ``(backward, parents, saved)``, called as ``backward(g, *saved)``: the
+hottest ops use the second form because creating a closure over several arrays costs more than
+the op's own numpy call on small tensors. Leaves have ``_ctx is None``. After a backward pass without ``retain_graph`` every
 visited node's ``_ctx`` becomes ``FREED`` so its saved arrays can be collected, and a second pass
 through it raises instead of silently dropping gradients.
 """
@@ -92,14 +94,15 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
     with no_grad():
         for node in reversed(order):
             grad = pending.pop(id(node), None)
-            backward, parents = node._ctx
+            ctx = node._ctx
+            backward, parents = ctx[0], ctx[1]
             if not retain_graph:
                 node._ctx = FREED
             if grad is None:
                 continue
             if node._retain_grad:
                 node.grad = grad if node.grad is None else node.grad + grad
-            parent_grads = backward(grad)
+            parent_grads = backward(grad, *ctx[2]) if len(ctx) == 3 else backward(grad)
             for parent, pgrad in zip(parents, parent_grads, strict=False):
                 if pgrad is None or not parent.requires_grad:
                     continue

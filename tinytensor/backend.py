@@ -68,6 +68,11 @@ class Backend:
     def copy(self, data):
         return data.copy()
 
+    def masked(self, values, keep):
+        """``values`` where the boolean ``keep`` holds, else 0 (the gradient of relu, clip, max...)."""
+        # A multiply by the mask is ~8x faster than numpy's where() with a scalar.
+        return values * keep
+
     def astype(self, data, dtype):
         """``data`` as numpy dtype ``dtype``; the same array when it already is."""
         return data if data.dtype == dtype else data.astype(dtype)
@@ -251,6 +256,9 @@ class StrictBackend(Backend):
 
     def copy(self, data):
         return self.xp.asarray(data, copy=True)
+
+    def masked(self, values, keep):
+        return self.xp.where(keep, values, 0)  # the array API does not multiply floats by booleans
 
     def astype(self, data, dtype):
         target = self._dtype(dtype)

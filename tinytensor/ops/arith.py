@@ -7,6 +7,7 @@ they avoid allocations and attribute lookups that the common path does not need.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -55,87 +56,94 @@ def coerce(value, like: Tensor):
     return wrap(backend_of(like.data).asarray(value, like.data.dtype, like.data))
 
 
-def binary(a: Tensor, b, op: str, fwd, bwd):
-    """Apply ``fwd(x, y)``; ``bwd(g, x, y, out)`` returns (gx, gy) before unbroadcasting."""
-    if type(b) is not Tensor:
-        b = coerce(b, a)
-        if not isinstance(b, Tensor):  # a Python scalar
-            x = a.data
-            out = fwd(x, b)
-            if a.requires_grad and GRAD_ENABLED[0]:
-                return wrap(out, (lambda g: (bwd(g, x, b, out, True, False)[0],), (a,)))
-            return wrap(out)
-    x, y = a.data, b.data
-    if type(x) is not type(y):
-        raise combine_error(op, x, y)
-    try:
-        out = fwd(x, y)
-    except ValueError:
-        raise combine_error(op, x, y) from None
-    if (a.requires_grad or b.requires_grad) and GRAD_ENABLED[0]:
-        sx, sy = x.shape, y.shape
-        need_x, need_y = a.requires_grad, b.requires_grad
-
-        def backward(g):
-            gx, gy = bwd(g, x, y, out, need_x, need_y)
-            return (
-                unbroadcast(gx, sx) if need_x else None,
-                unbroadcast(gy, sy) if need_y else None,
-            )
-
-        return wrap(out, (backward, (a, b)))
-    return wrap(out)
-
-
-def rbinary(a: Tensor, b, op: str, fwd, bwd):
-    """``b <op> a`` for a non-tensor ``b`` on the left."""
+def _scalar_operand(a: Tensor, b, fwd, bwd, apply):
+    """``a <op> b`` where ``b`` is not a Tensor: a Python scalar stays a scalar, arrays are wrapped."""
     b = coerce(b, a)
     if isinstance(b, Tensor):
-        return binary(b, a, op, fwd, bwd)
+        return apply(a, b)
     x = a.data
-    out = fwd(b, x)
+    out = fwd(x, b)
     if a.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (lambda g: (bwd(g, b, x, out, False, True)[1],), (a,)))
+        return wrap(out, (lambda g: (bwd(g, x, b, out, True, False)[0],), (a,)))
     return wrap(out)
 
 
-# Each backward gets (g, x, y, out, need_x=True, need_y=True) and returns (gx, gy).
-def _add_fwd(x, y):
-    return x + y
+def _binary_backward(g, bwd, x, y, out, need_x, need_y):
+    gx, gy = bwd(g, x, y, out, need_x, need_y)
+    return (unbroadcast(gx, x.shape) if need_x else None, unbroadcast(gy, y.shape) if need_y else None)
 
 
+def _make_binary(op: str, fwd, bwd):
+    """The operator function for ``op``: ``fwd(x, y)`` forward, ``bwd(g, x, y, out, need_x, need_y)``
+    gradients before unbroadcasting. Everything the common case needs is local and no closure is
+    made (see autograd's ctx forms): this is the per-op overhead every elementwise expression pays.
+    """
+
+    def apply(a, b):
+        if type(b) is not Tensor:
+            return _scalar_operand(a, b, fwd, bwd, apply)
+        x = a.data
+        y = b.data
+        if type(x) is not type(y):
+            raise combine_error(op, x, y)
+        try:
+            out = fwd(x, y)
+        except ValueError:
+            raise combine_error(op, x, y) from None
+        need_x = a.requires_grad
+        need_y = b.requires_grad
+        if (need_x or need_y) and GRAD_ENABLED[0]:
+            ctx = (_binary_backward, (a, b), (bwd, x, y, out, need_x, need_y))
+        else:
+            ctx = None
+        if type(out) is not _ndarray and isinstance(out, np.generic):
+            out = np.asarray(out)
+        t = _new(Tensor)
+        t.data = out
+        t.grad = None
+        t._retain_grad = False
+        t._ctx = ctx
+        t.requires_grad = ctx is not None
+        return t
+
+    apply.__name__ = op
+    return apply
+
+
+def _make_reflected(op: str, fwd, bwd):
+    """``b <op> a`` for a non-tensor ``b`` on the left."""
+
+    def apply(a, b):
+        b = coerce(b, a)
+        if isinstance(b, Tensor):
+            return _BINARY[op](b, a)
+        x = a.data
+        out = fwd(b, x)
+        if a.requires_grad and GRAD_ENABLED[0]:
+            return wrap(out, (lambda g: (bwd(g, b, x, out, False, True)[1],), (a,)))
+        return wrap(out)
+
+    apply.__name__ = "r" + op
+    return apply
+
+
+# Each backward gets (g, x, y, out, need_x, need_y) and returns (gx, gy).
 def _add_bwd(g, x, y, out, nx=True, ny=True):
     return g, g
-
-
-def _sub_fwd(x, y):
-    return x - y
 
 
 def _sub_bwd(g, x, y, out, nx=True, ny=True):
     return g, (-g if ny else None)
 
 
-def _mul_fwd(x, y):
-    return x * y
-
-
 def _mul_bwd(g, x, y, out, nx=True, ny=True):
     return (g * y if nx else None), (g * x if ny else None)
-
-
-def _div_fwd(x, y):
-    return x / y
 
 
 def _div_bwd(g, x, y, out, nx=True, ny=True):
     gx = g / y if nx else None
     gy = -g * out / y if ny else None
     return gx, gy
-
-
-def _pow_fwd(x, y):
-    return x**y
 
 
 def _pow_bwd(g, x, y, out, nx=True, ny=True):
@@ -151,44 +159,18 @@ def _pow_bwd(g, x, y, out, nx=True, ny=True):
     return gx, gy
 
 
-def add(a, b):
-    return binary(a, b, "add", _add_fwd, _add_bwd)
-
-
-def radd(a, b):
-    return rbinary(a, b, "add", _add_fwd, _add_bwd)
-
-
-def sub(a, b):
-    return binary(a, b, "sub", _sub_fwd, _sub_bwd)
-
-
-def rsub(a, b):
-    return rbinary(a, b, "sub", _sub_fwd, _sub_bwd)
-
-
-def mul(a, b):
-    return binary(a, b, "mul", _mul_fwd, _mul_bwd)
-
-
-def rmul(a, b):
-    return rbinary(a, b, "mul", _mul_fwd, _mul_bwd)
-
-
-def div(a, b):
-    return binary(a, b, "div", _div_fwd, _div_bwd)
-
-
-def rdiv(a, b):
-    return rbinary(a, b, "div", _div_fwd, _div_bwd)
-
-
-def pow(a, b):  # noqa: A001 - the operator's name
-    return binary(a, b, "pow", _pow_fwd, _pow_bwd)
-
-
-def rpow(a, b):
-    return rbinary(a, b, "pow", _pow_fwd, _pow_bwd)
+_new = object.__new__
+add = _make_binary("add", operator.add, _add_bwd)
+sub = _make_binary("sub", operator.sub, _sub_bwd)
+mul = _make_binary("mul", operator.mul, _mul_bwd)
+div = _make_binary("div", operator.truediv, _div_bwd)
+pow = _make_binary("pow", operator.pow, _pow_bwd)  # noqa: A001 - the operator's name
+_BINARY = {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow}
+radd = _make_reflected("add", operator.add, _add_bwd)
+rsub = _make_reflected("sub", operator.sub, _sub_bwd)
+rmul = _make_reflected("mul", operator.mul, _mul_bwd)
+rdiv = _make_reflected("div", operator.truediv, _div_bwd)
+rpow = _make_reflected("pow", operator.pow, _pow_bwd)
 
 
 def neg(a: Tensor) -> Tensor:
@@ -257,12 +239,7 @@ def matmul(a: Tensor, b) -> Tensor:
             raise combine_error("matmul", x, y) from None
         raise _matmul_shape_error(x, y) from None
     if (a.requires_grad or b.requires_grad) and GRAD_ENABLED[0]:
-        need_x, need_y = a.requires_grad, b.requires_grad
-
-        def backward(g):
-            return matmul_backward(g, x, y, need_x, need_y)
-
-        return wrap(out, (backward, (a, b)))
+        return wrap(out, (matmul_backward, (a, b), (x, y, a.requires_grad, b.requires_grad)))
     return wrap(out)
 
 

@@ -7,10 +7,14 @@ import math
 from ..autograd import GRAD_ENABLED
 from ..backend import backend_of
 from ..tensor import Tensor, wrap
-from .arith import binary, coerce, combine_error, unbroadcast
+from .arith import _make_binary, coerce, combine_error, unbroadcast
 
 _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_K = 0.044715
+
+
+def _unary_backward(g, bwd, xp, x, out):
+    return (bwd(xp, g, x, out),)
 
 
 def unary(a: Tensor, fwd, bwd) -> Tensor:
@@ -19,7 +23,7 @@ def unary(a: Tensor, fwd, bwd) -> Tensor:
     xp = backend_of(x).xp
     out = fwd(xp, x)
     if a.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (lambda g: (bwd(xp, g, x, out),), (a,)))
+        return wrap(out, (_unary_backward, (a,), (bwd, xp, x, out)))
     return wrap(out)
 
 
@@ -53,7 +57,7 @@ def sigmoid(a):
 
 
 def relu(a):
-    return unary(a, lambda xp, x: xp.maximum(x, 0), lambda xp, g, x, out: xp.where(x > 0, g, 0))
+    return unary(a, lambda xp, x: xp.maximum(x, 0), lambda xp, g, x, out: backend_of(g).masked(g, x > 0))
 
 
 def gelu_forward(xp, x):
@@ -84,14 +88,16 @@ def _extremum_bwd(pick_x_op):
     return bwd
 
 
+_maximum = _make_binary("maximum", lambda x, y: backend_of(x).xp.maximum(x, y), _extremum_bwd(lambda x, y: x > y))
+_minimum = _make_binary("minimum", lambda x, y: backend_of(x).xp.minimum(x, y), _extremum_bwd(lambda x, y: x < y))
+
+
 def maximum(a, b):
-    a = _as_tensor(a, b)
-    return binary(a, b, "maximum", lambda x, y: backend_of(x).xp.maximum(x, y), _extremum_bwd(lambda x, y: x > y))
+    return _maximum(_as_tensor(a, b), b)
 
 
 def minimum(a, b):
-    a = _as_tensor(a, b)
-    return binary(a, b, "minimum", lambda x, y: backend_of(x).xp.minimum(x, y), _extremum_bwd(lambda x, y: x < y))
+    return _minimum(_as_tensor(a, b), b)
 
 
 def clip(a, min=None, max=None):  # noqa: A002 - PyTorch's argument names
@@ -109,7 +115,7 @@ def clip(a, min=None, max=None):  # noqa: A002 - PyTorch's argument names
         if max is not None:
             upper = x <= max
             inside = upper if inside is None else xp.logical_and(inside, upper)
-        return xp.where(inside, g, 0)
+        return backend_of(g).masked(g, inside)
 
     return unary(a, fwd, bwd)
 

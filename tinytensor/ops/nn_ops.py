@@ -121,7 +121,7 @@ def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float =
 
 def _activation_grad(xp, g, pre, out, activation):
     if activation == "relu":
-        return xp.where(out > 0, g, 0)
+        return backend_of(g).masked(g, out > 0)
     if activation == "gelu":
         return gelu_grad(xp, g, pre)
     return g
