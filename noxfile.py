@@ -106,3 +106,69 @@ def tests_cpu(session):
         _install_torch(session)
     result = _pytest(session, "tests", expect="cpu-only", summary_name="tests_cpu")
     _report_gpu_part(session, result)
+
+
+@nox.session(python=ORACLE_PYTHON, tags=["ci"])
+def tests_cupy(session):
+    """CuPy installed, extension not built. Without a GPU: install, import and reasons are checked,
+    and the session says plainly that the GPU part was skipped and why."""
+    session.install(".[cuda12]", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
+    session.install(*TEST_DEPS)
+    _install_torch(session)
+    result = _pytest(session, "tests", "--ignore=tests/build", expect="cupy-only", summary_name="tests_cupy")
+    _report_gpu_part(session, result)
+
+
+def _cuda_home(session) -> str:
+    """$CUDA_HOME if set, else the project's pinned CUDA 12 toolchain (installed on first use)."""
+    if os.environ.get("CUDA_HOME"):
+        return os.environ["CUDA_HOME"]
+    out = session.run(str(ROOT / "ci" / "install-cuda12.sh"), silent=True, external=True)
+    return out.strip().splitlines()[-1].split("=", 1)[1]
+
+
+@nox.session(python=ORACLE_PYTHON)
+def tests_gpu(session):
+    """CuPy plus the built extension (the cu12 variant, strict): the op suite on the GPU, the kernels
+    against CuPy, the digits example on cuda, diagnostics and GPU benchmarks (ci/gpu_check.py).
+    Needs a GPU to run its GPU part; set TINYTENSOR_REQUIRE_GPU=1 on GPU machines so skips fail."""
+    variant = os.environ.get("TINYTENSOR_CUDA_VARIANT", "cu12")
+    env = {"CUDA_HOME": _cuda_home(session), "TINYTENSOR_CUDA_VARIANT": variant}
+    dist = Path(session.create_tmp()) / "dist"
+    session.run("uv", "build", "--wheel", "-o", str(dist), str(ROOT), env=env, external=True)
+    wheel = max(dist.glob(f"pytinytensor_{variant}-*.whl"), key=lambda p: p.stat().st_mtime)
+    session.install(str(wheel))
+    session.install(*TEST_DEPS)
+    _install_torch(session)
+    out = Path(session.create_tmp()) / "gpu-check"
+    session.run("python", str(ROOT / "ci" / "gpu_check.py"), "--out", str(out))
+    result = json.loads((out / "pytest-summary.json").read_text())
+    _report_gpu_part(session, result)
+
+
+@nox.session(python=ORACLE_PYTHON, tags=["ci"])
+def build_faults(session):
+    """Real builds from the sdist for each toolchain fault, both variants (tests/build)."""
+    session.install("pytest>=8")
+    env = {"TT_BUILD_TESTS": "1"}
+    _pytest_plain(session, "tests/build", "-v", env=env)
+
+
+def _pytest_plain(session, *args, env):
+    summary = Path(session.create_tmp()) / "summary.json"
+    session.run("pytest", *args, env={**env, "TT_PYTEST_SUMMARY": str(summary)})
+    result = json.loads(summary.read_text())
+    if result["passed"] == 0:
+        session.error(f"no test ran: all {result['skipped']} skipped ({'; '.join(result['skip_reasons'])})")
+    skipped = f", {result['skipped']} skipped: {'; '.join(result['skip_reasons'])}" if result["skipped"] else ""
+    session.log(f"{result['passed']} passed{skipped}")
+
+
+@nox.session(python=ORACLE_PYTHON)
+def bench(session):
+    """CPU benchmarks (ratios against numpy and PyTorch, one process), then GPU ones if a GPU exists."""
+    session.install(".", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
+    _install_torch(session)
+    env = {"OPENBLAS_NUM_THREADS": "1"}
+    session.run("python", "benchmarks/bench_cpu.py", env=env)
+    session.run("python", "benchmarks/bench_gpu.py", env=env)

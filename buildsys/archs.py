@@ -18,7 +18,7 @@ _ENTRY = re.compile(r"^(\d{2,3})(\+PTX)?$")
 
 
 class ArchError(ValueError):
-    pass
+    fix = "set TINYTENSOR_CUDA_ARCHS (e.g. '80;90+PTX') to architectures this nvcc supports"
 
 
 def parse(spec: str) -> tuple[list[int], list[int]]:

@@ -64,6 +64,8 @@ class CudaBuildExt(build_ext):
         except (toolkit.ToolkitError, archs.ArchError, extension.CompileError) as exc:
             cause = getattr(exc, "cause", str(exc))
             fix = getattr(exc, "fix", "")
+            if getattr(exc, "output", None):
+                _say(f"compiler output:\n{exc.output}")
             if chosen.strict:
                 raise SystemExit(
                     f"{PREFIX}: ERROR: cannot build the CUDA extension of {chosen.dist_name}: {cause}\n"

@@ -26,13 +26,15 @@ CXX_FLAGS = ["-O2", "-std=c++17", "-fPIC", "-fvisibility=hidden"]
 
 
 class CompileError(Exception):
+    """A failed compiler or linker run: ``cause`` is one line (the first error), ``output`` the tail."""
+
     def __init__(self, step: str, command: list[str], output: str):
-        tail = "\n".join(output.strip().splitlines()[-25:])
-        super().__init__(f"{step} failed: {shlex.join(command)}\n{tail}")
-        self.cause = f"{step} failed:\n{tail}"
-        self.fix = (
-            "see the compiler output above; set CUDA_HOME to another toolkit or TINYTENSOR_CUDA_ARCHS to fewer archs"
-        )
+        lines = output.strip().splitlines()
+        first_error = next((ln.strip() for ln in lines if "error" in ln.lower()), lines[-1].strip() if lines else "")
+        self.output = f"$ {shlex.join(command)}\n" + "\n".join(lines[-25:])
+        self.cause = f"{step} failed: {first_error}"
+        self.fix = "see the compiler output above; point CUDA_HOME at another toolkit, or set CXX / CUDAHOSTCXX"
+        super().__init__(self.cause)
 
 
 @dataclass
@@ -135,8 +137,10 @@ def build(
         f"-Wl,--version-script={script}",
         "-Wl,-s",
     ]
+    zig = cxx_name.startswith("zig")
     for d in toolkit.lib_dirs():
-        link.append(f"-Wl,-rpath-link,{d}")
+        if not zig:  # zig's lld resolves the libraries' own dependencies without it (and rejects it)
+            link.append(f"-Wl,-rpath-link,{d}")
         if env.get("TINYTENSOR_RPATH", "1") != "0":
             link.append(f"-Wl,-rpath,{d}")
     link += ["-lpthread", "-ldl"]

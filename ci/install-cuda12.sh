@@ -10,6 +10,7 @@
 #     $CUDA_RHEL_REPO (workflow configuration), never from this file.
 #
 # Usage: ci/install-cuda12.sh [PREFIX]   (default: ~/.cache/pytinytensor/cuda-<version>)
+# The Debian path needs apt-get and dpkg (no root: APT state is private); RHEL needs root.
 # Idempotent: a complete PREFIX is reused.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -58,15 +59,7 @@ work=$cache/cuda-$CUDA_VERSION-parts
 rm -rf "$prefix" "$work/root" "$work/pypi"
 mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial" "$work/debs" "$prefix"
 
-# The machine's own Debian mirror, from its APT sources (deb822 or one-line format).
-mirror=${DEBIAN_MIRROR:-}
-if [ -z "$mirror" ]; then
-  mirror=$(grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}' | grep -v security | head -n1 || true)
-fi
-if [ -z "$mirror" ]; then
-  mirror=$(grep -hs '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}' | grep -v security | head -n1 || true)
-fi
-[ -n "$mirror" ] || { log "no Debian mirror found in /etc/apt; set DEBIAN_MIRROR"; exit 1; }
+mirror=$("$here/debian-mirror.sh")
 echo "deb $mirror trixie non-free" >"$work/apt/sources.list"
 apt_opts=(-o "Dir::Etc::SourceList=$work/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
   -o "Dir::State::Lists=$work/apt/lists" -o "Dir::Cache::Archives=$work/apt/archives"
@@ -80,7 +73,7 @@ for deb in "$work"/debs/nvidia-cuda-toolkit_*.deb "$work"/debs/libnvvm4_*.deb; d
 done
 
 log "fetching headers and libraries from PyPI"
-python3 -m pip install -q --no-deps --disable-pip-version-check --target "$work/pypi" \
+python3 -m pip install -q --no-deps --disable-pip-version-check --root-user-action=ignore --target "$work/pypi" \
   "$PYPI_CUDA_RUNTIME" "$PYPI_CUDA_NVCC" "$PYPI_CUDA_CCCL" "$PYPI_CUBLAS" >&2
 
 # Assemble a standard toolkit layout: bin/ include/ lib64/ nvvm/.

@@ -8,17 +8,21 @@ pool, the input's device) and filled by the extension on CuPy's current stream.
 from __future__ import annotations
 
 import json
+import os
 from importlib import resources
 
 import numpy as np
 
-try:
-    from .. import cuda_ops as ops
-except ImportError as _exc:  # not built, or its CUDA libraries cannot be loaded
+IMPORT_ERROR: str | None = None
+if os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1":  # to compare against the CuPy-only path
     ops = None
-    IMPORT_ERROR: str | None = str(_exc)
+    IMPORT_ERROR = "disabled by TINYTENSOR_DISABLE_CUDA_EXTENSION=1"
 else:
-    IMPORT_ERROR = None
+    try:
+        from .. import cuda_ops as ops
+    except ImportError as _exc:  # not built, or its CUDA libraries cannot be loaded
+        ops = None
+        IMPORT_ERROR = str(_exc)
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -34,6 +38,8 @@ def build_config() -> dict:
 
 def unavailable_reason() -> str:
     config = build_config()
+    if IMPORT_ERROR and IMPORT_ERROR.startswith("disabled"):
+        return IMPORT_ERROR
     if not config:
         return "this is a source tree where the extension was not built"
     if config.get("extension") != "built":

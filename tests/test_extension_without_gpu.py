@@ -1,0 +1,81 @@
+"""The built extension on a machine without a GPU: it imports, describes itself, validates its
+arguments, and every call that needs a device raises a clear error (never a crash).
+
+Arrays are passed through __cuda_array_interface__ from a plain object (any CUDA array producer
+may do this), so no GPU library is needed to reach the device checks.
+"""
+
+import pytest
+
+from tinytensor.backends import cuda_ext
+from tinytensor.cuda_status import cuda_status
+
+pytestmark = pytest.mark.skipif(
+    cuda_ext.ops is None, reason=f"the CUDA extension is not loaded in this install: {cuda_ext.unavailable_reason()}"
+)
+
+
+class CudaArray:
+    """A CUDA array interface (v3) description of memory at ``ptr``."""
+
+    def __init__(self, shape, typestr="<f4", ptr=0x7F0000000000, strides=None, readonly=False):
+        self.__cuda_array_interface__ = {
+            "shape": shape,
+            "typestr": typestr,
+            "data": (ptr, readonly),
+            "strides": strides,
+            "version": 3,
+        }
+
+
+def test_build_info_describes_the_build():
+    info = cuda_ext.ops.build_info()
+    config = cuda_ext.build_config()
+    assert info["cuda_version"] == config["cuda_version"]
+    assert info["cuda_runtime_version"] // 1000 == int(info["cuda_version"].split(".")[0])
+    assert [int(a) for a in info["sass_archs"].split(";")] == config["sass_archs"]
+    assert info["ptx_archs"] == ";".join(map(str, config["ptx_archs"]))
+    assert "-Xfatbin=-compress-all" in info["nvcc_flags"]
+    assert info["variant"] == config["distribution"]
+    assert cuda_ext.ops.runtime_version() // 1000 == info["cuda_runtime_version"] // 1000
+    assert cuda_ext.ops.cublas_version() // 10000 == int(info["cublas_version"].split(".")[0])
+
+
+def test_argument_errors_are_named_before_touching_a_device():
+    ops = cuda_ext.ops
+    import numpy as np
+
+    with pytest.raises(TypeError, match="expected a CUDA array.*ndarray"):
+        ops.matmul(np.zeros((2, 2)), np.zeros((2, 2)), np.zeros((2, 2)), 0)
+    with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4, 5\) do not match"):
+        ops.matmul(CudaArray((2, 3)), CudaArray((4, 5)), CudaArray((2, 5)), 0)
+    with pytest.raises(TypeError, match="different dtypes"):
+        ops.matmul(CudaArray((2, 3)), CudaArray((3, 5), "<f8"), CudaArray((2, 5)), 0)
+    with pytest.raises(TypeError, match="float16|'<f2' is not supported"):
+        ops.matmul(CudaArray((2, 3), "<f2"), CudaArray((3, 5), "<f2"), CudaArray((2, 5), "<f2"), 0)
+    with pytest.raises(ValueError, match="read-only"):
+        ops.matmul(CudaArray((2, 3)), CudaArray((3, 5)), CudaArray((2, 5), readonly=True), 0)
+    with pytest.raises(ValueError, match="C- or F-contiguous"):
+        ops.matmul(CudaArray((2, 3), strides=(24, 8)), CudaArray((3, 5)), CudaArray((2, 5)), 0)
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        ops.bias_act_forward(CudaArray((2, 3)), None, CudaArray((2, 3)), "swish", 0)
+    with pytest.raises(ValueError, match=r"bias: expected shape \(3,\)"):
+        ops.bias_act_forward(CudaArray((2, 3)), CudaArray((4,)), CudaArray((2, 3)), "relu", 0)
+    with pytest.raises(TypeError, match="labels: dtype '<f4'"):
+        ops.softmax_xent_forward(CudaArray((2, 3)), CudaArray((2,)), CudaArray((2,)), CudaArray((2, 3)), 0)
+
+
+def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
+    if cuda_status().device_count:
+        pytest.skip("a GPU is present: the no-device errors cannot be produced here")
+    ops = cuda_ext.ops
+    expected = r"CUDA: cudaError\w+ \(\d+\) in "
+    with pytest.raises(RuntimeError, match=expected + "cudaGetDeviceCount"):
+        ops.device_count()
+    with pytest.raises(RuntimeError, match=expected):
+        ops.matmul(CudaArray((2, 3)), CudaArray((3, 5)), CudaArray((2, 5)), 0)
+    with pytest.raises(RuntimeError, match=expected):
+        ops.bias_act_forward(CudaArray((2, 3)), CudaArray((3,)), CudaArray((2, 3)), "gelu", 0)
+    with pytest.raises(RuntimeError, match=expected):
+        ops.kernel_image(0)
+    assert ops.driver_version() == (cuda_status().driver_version or 0)
