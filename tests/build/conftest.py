@@ -1,0 +1,75 @@
+"""Fixtures for the build tests: the sdist, real toolkits, and broken copies of them.
+
+These tests build for real (nvcc, a C++ compiler, fresh virtual environments) and take minutes,
+so they run in `nox -s build_faults` (which sets TT_BUILD_TESTS=1) rather than with the unit
+tests. Toolkits: the project's pinned CUDA 12 from ci/install-cuda12.sh, and CUDA 13 from this
+machine's /usr/local/cuda completed with PyPI's cuBLAS 13 wheel.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
+CUBLAS13 = "nvidia-cublas==13.0.2.14"  # matches the machine's CUDA 13.0 toolkit
+
+if os.environ.get("TT_BUILD_TESTS") != "1":
+    pytest.skip("the build tests run in `nox -s build_faults` (TT_BUILD_TESTS=1)", allow_module_level=True)
+
+
+@pytest.fixture(scope="session")
+def sdist(tmp_path_factory) -> Path:
+    """The sdist of this checkout (or $TT_SDIST), which every build here starts from."""
+    if os.environ.get("TT_SDIST"):
+        return Path(os.environ["TT_SDIST"])
+    out = tmp_path_factory.mktemp("sdist")
+    subprocess.run(["uv", "build", "--sdist", "-o", str(out), str(ROOT)], check=True, capture_output=True)
+    return next(out.glob("pytinytensor-*.tar.gz"))
+
+
+@pytest.fixture(scope="session")
+def cuda12() -> Path:
+    """The pinned CUDA 12 toolchain (installed on first use, reused after)."""
+    out = subprocess.run([str(ROOT / "ci" / "install-cuda12.sh")], check=True, capture_output=True, text=True)
+    return Path(out.stdout.strip().splitlines()[-1].split("=", 1)[1])
+
+
+@pytest.fixture(scope="session")
+def cuda13_parts() -> tuple[Path, Path]:
+    """(this machine's CUDA 13 toolkit, a folder holding PyPI's cuBLAS 13) or skip."""
+    local = Path("/usr/local/cuda")
+    version = subprocess.run([str(local / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
+    if version.returncode != 0 or "release 13." not in version.stdout:
+        pytest.skip("no CUDA 13 toolkit at /usr/local/cuda on this machine")
+    root = CACHE / "cublas13"
+    if not (root / "nvidia" / "cu13" / "lib" / "libcublas.so.13").exists():
+        download = CACHE / "cublas13-download"
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(download), CUBLAS13],
+                       check=True)
+        with zipfile.ZipFile(next(download.glob("nvidia_cublas-*.whl"))) as wheel:
+            wheel.extractall(root)
+        for lib in (root / "nvidia" / "cu13" / "lib").iterdir():
+            lib.chmod(0o755)
+    return local, root / "nvidia" / "cu13"
+
+
+def broken_copy(toolkit: Path, dest: Path, remove: list[str]) -> Path:
+    """A copy of ``toolkit`` (symlinks to its files) without the entries in ``remove`` (glob patterns)."""
+    shutil.copytree(toolkit, dest, symlinks=True)
+    for pattern in remove:
+        matches = list(dest.glob(pattern))
+        assert matches, f"nothing matches {pattern} in {toolkit}"
+        for path in matches:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    return dest

@@ -1,0 +1,180 @@
+"""Build from the sdist for real, once per toolchain fault, and check what each variant does.
+
+pytinytensor (forgiving) must install CPU-only and name the cause, once; pytinytensor-cu12
+(strict) must fail and name the cause and the fix, or build when everything is present. Each
+build runs in a fresh virtual environment with its own isolated build environment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from conftest import broken_copy
+
+WARNING = "pytinytensor: WARNING: building CPU-only, without the CUDA extension: "
+ARCHS = "75"  # one architecture keeps each compile short; the release builds the full list
+
+
+def _env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TINYTENSOR_", "CUDA_"))}
+    env.update({"TINYTENSOR_CUDA_ARCHS": ARCHS, **extra})
+    return env
+
+
+def build_wheel(sdist: Path, work: Path, env: dict) -> tuple[int, str, Path | None]:
+    """(exit status, build output, wheel or None). The sdist is unpacked and built as a directory,
+    which is how a named variant is built from it (pip refuses a renamed sdist file)."""
+    src = work / "src"
+    with tarfile.open(sdist) as tar:
+        tar.extractall(src, filter="data")
+    project = next(src.iterdir())
+    out = work / "dist"
+    proc = subprocess.run(["uv", "build", "--wheel", "-o", str(out), str(project)], capture_output=True,
+                          text=True, env=env, timeout=1200)
+    wheels = list(out.glob("*.whl")) if out.exists() else []
+    return proc.returncode, proc.stdout + proc.stderr, (wheels[0] if wheels else None)
+
+
+def install_and_describe(wheel: Path, work: Path) -> dict:
+    """Install the wheel into a fresh venv and report what the installed package says about itself."""
+    venv = work / "venv"
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+    subprocess.run(["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), str(wheel),
+                    "--no-deps", "numpy"], check=True)
+    probe = (
+        "import json, tinytensor\n"
+        "from tinytensor.backends import cuda_ext\n"
+        "info = dict(cuda_ext.ops.build_info()) if cuda_ext.ops else None\n"
+        "print(json.dumps({'config': cuda_ext.build_config(), 'build_info': info,\n"
+        "                  'import_error': cuda_ext.IMPORT_ERROR, 'reason': tinytensor.cuda_unavailable_reason()}))\n"
+    )
+    out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, cwd=work)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def forgiving(sdist, work, env, cause_words):
+    """The pytinytensor build: succeeds CPU-only, warns once naming the cause, and records it."""
+    status, log, wheel = build_wheel(sdist, work, env)
+    assert status == 0, log
+    assert log.count(WARNING) == 1, log
+    warning = log[log.index(WARNING):].splitlines()[0]
+    for word in cause_words:
+        assert word in warning, warning
+    described = install_and_describe(wheel, work)
+    assert described["config"]["extension"] == "skipped"
+    for word in cause_words:
+        assert word in described["config"]["reason"]
+        assert word in described["reason"]  # tinytensor.cuda_unavailable_reason() passes it on
+    return described
+
+
+def strict_fails(sdist, work, env, cause_words):
+    """The pytinytensor-cu12 build: fails, naming the cause and the fix; produces no wheel."""
+    status, log, wheel = build_wheel(sdist, work, dict(env, TINYTENSOR_CUDA_VARIANT="cu12"))
+    assert status != 0 and wheel is None, log
+    assert "ERROR: cannot build the CUDA extension of pytinytensor-cu12" in log, log
+    assert "fix:" in log and "TINYTENSOR_BUILD_EXTENSION=0" in log, log
+    for word in cause_words:
+        assert word in log, log
+
+
+FAULTS = {
+    # name: (files removed from the CUDA 12 toolkit, words the cause must contain)
+    "no nvcc": (["bin/nvcc"], ["nvcc", "not found", "no bin/nvcc"]),
+    "no libcudart": (["lib64/libcudart*"], ["libcudart (CUDA 12) not found", "no libcudart.so.12"]),
+    "no libcublas": (["lib64/libcublas.so*"], ["libcublas (CUDA 12) not found", "no libcublas.so.12"]),
+    "compile error": (["include/cuda_fp16.h"], ["nvcc failed", "cuda_fp16.h"]),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+@pytest.mark.parametrize("variant", ["pytinytensor", "pytinytensor-cu12"])
+def test_toolchain_fault(fault, variant, sdist, cuda12, tmp_path):
+    removed, words = FAULTS[fault]
+    toolkit = broken_copy(cuda12, tmp_path / "cuda", removed)
+    env = _env(CUDA_HOME=str(toolkit), TINYTENSOR_CUDA_SEARCH="CUDA_HOME")
+    if variant == "pytinytensor":
+        forgiving(sdist, tmp_path, env, words)
+    else:
+        strict_fails(sdist, tmp_path, env, words)
+
+
+def test_cuda13_refused_by_the_cu12_build(sdist, cuda13_parts, tmp_path):
+    local, _ = cuda13_parts
+    env = _env(TINYTENSOR_CUDA_SEARCH=str(local))
+    strict_fails(sdist, tmp_path, env, [f"{local}/bin/nvcc (release 13.0, not 12.x: refused)"])
+
+
+def test_incomplete_cuda13_makes_the_forgiving_build_cpu_only(sdist, cuda13_parts, tmp_path):
+    local, _ = cuda13_parts  # this machine's CUDA 13 has no cuBLAS
+    forgiving(sdist, tmp_path, _env(TINYTENSOR_CUDA_SEARCH=str(local)), ["libcublas (CUDA 13) not found"])
+
+
+def _built(described, cuda_version, distribution):
+    assert described["import_error"] is None
+    config, info = described["config"], described["build_info"]
+    assert config["extension"] == "built" and config["distribution"] == distribution
+    assert info["cuda_version"] == cuda_version and info["sass_archs"] == ARCHS
+    assert info["variant"] == distribution
+
+
+def test_all_present_cu12_builds_and_reports_time_and_size(sdist, cuda12, tmp_path):
+    env = _env(CUDA_HOME=str(cuda12), TINYTENSOR_CUDA_SEARCH="CUDA_HOME", TINYTENSOR_CUDA_VARIANT="cu12")
+    status, log, wheel = build_wheel(sdist, tmp_path, env)
+    assert status == 0, log
+    assert wheel.name.startswith("pytinytensor_cu12-")
+    assert "built tinytensor.cuda_ops in " in log and " MB (" in log  # build time and size
+    assert WARNING not in log
+    _built(install_and_describe(wheel, tmp_path), "12.4", "pytinytensor-cu12")
+
+
+def test_all_present_forgiving_build_uses_cuda12(sdist, cuda12, tmp_path):
+    env = _env(CUDA_HOME=str(cuda12), TINYTENSOR_CUDA_SEARCH="CUDA_HOME")
+    status, log, wheel = build_wheel(sdist, tmp_path, env)
+    assert status == 0 and WARNING not in log, log
+    _built(install_and_describe(wheel, tmp_path), "12.4", "pytinytensor")
+
+
+def test_forgiving_build_against_complete_cuda13(sdist, cuda13_parts, tmp_path):
+    local, cublas = cuda13_parts
+    env = _env(TINYTENSOR_CUDA_SEARCH=f"{local},{cublas}")
+    status, log, wheel = build_wheel(sdist, tmp_path, env)
+    assert status == 0 and WARNING not in log, log
+    _built(install_and_describe(wheel, tmp_path), "13.0", "pytinytensor")
+
+
+def test_explicit_cpu_only_opt_out_of_the_cu12_build(sdist, tmp_path):
+    env = _env(TINYTENSOR_CUDA_VARIANT="cu12", TINYTENSOR_BUILD_EXTENSION="0", TINYTENSOR_CUDA_SEARCH="CUDA_HOME")
+    status, log, wheel = build_wheel(sdist, tmp_path, env)
+    assert status == 0, log
+    assert "WARNING: building pytinytensor-cu12 WITHOUT its CUDA extension" in log
+    described = install_and_describe(wheel, tmp_path)
+    assert described["config"]["extension"] == "skipped" and "TINYTENSOR_BUILD_EXTENSION=0" in described["reason"]
+
+
+def test_unknown_variant_is_refused(sdist, tmp_path):
+    status, log, wheel = build_wheel(sdist, tmp_path, _env(TINYTENSOR_CUDA_VARIANT="cu11"))
+    assert status != 0 and wheel is None
+    assert "TINYTENSOR_CUDA_VARIANT='cu11' is not one of ['cu12', 'cu13']" in log
+
+
+def test_sdist_is_reproducible(sdist, tmp_path):
+    """Two sdists built from the same commit, in two fresh clones, are byte-identical."""
+    root = Path(__file__).resolve().parents[2]
+    digests = []
+    for name in ("a", "b"):
+        clone = tmp_path / name
+        subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+        (clone / "README.md").touch()  # different mtimes must not matter
+        out = tmp_path / f"{name}-dist"
+        subprocess.run(["uv", "build", "--sdist", "-o", str(out), str(clone)], check=True, capture_output=True)
+        digests.append(next(out.glob("*.tar.gz")).read_bytes())
+    assert digests[0] == digests[1]
