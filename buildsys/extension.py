@@ -117,7 +117,12 @@ def build(
     _run("nvcc", [str(toolkit.nvcc), "-c", str(source_dir / "cuda_gpu.cu"), "-o", str(kernels)] + nvcc_flags + includes)
 
     binding = temp / "cuda_binding.o"
-    py_includes = [f"-I{sysconfig.get_paths()['include']}", f"-I{pybind11.get_include()}"]
+    python_include = sysconfig.get_paths()["include"]
+    py_includes = [f"-I{python_include}", f"-I{pybind11.get_include()}"]
+    if cxx_name.startswith("zig") and python_include.startswith("/usr/include/"):
+        # A distribution's Python (Debian's) splits pyconfig.h into /usr/include/<multiarch>/; zig
+        # searches no system folder, so add /usr/include after its own libc headers.
+        py_includes += ["-idirafter", "/usr/include"]
     _run(
         "compiling the binding",
         cxx + CXX_FLAGS + py_includes + includes + ["-c", str(source_dir / "cuda_binding.cpp"), "-o", str(binding)],

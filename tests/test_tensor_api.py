@@ -167,3 +167,16 @@ def test_quickstart_from_the_readme():
         with pytest.raises(tt.CudaUnavailableError, match="cannot be used"):
             x.to("cuda")
         assert (x @ w).item() == 3.0
+
+
+def test_class_targets_out_of_range_are_named():
+    from tinytensor.nn import functional as F
+
+    logits = tt.Tensor(np.zeros((3, 4)))
+    for bad in ([0, 4, 1], [0, -1, 1]):
+        with pytest.raises(IndexError, match=f"index {bad[1]} is out of range for cross_entropy: classes are 0..3"):
+            F.cross_entropy(logits, np.array(bad))
+    with pytest.raises(TypeError, match="integer class indices"):
+        F.cross_entropy(logits, np.array([0.0, 1.0, 2.0]))
+    with pytest.raises(tt.ShapeError, match=r"\(3, 4\) and \(2,\)"):
+        F.nll_loss(logits, np.array([0, 1]))

@@ -10,7 +10,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor, wrap
 from .arith import combine_error
 from .reduce import logsumexp_array
-from .shape import _check_bounds
+from .shape import check_index_bounds
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -51,10 +51,7 @@ def _labels(logits, target, op):
             f"and {tuple(labels.shape)}"
         )
     n_classes = logits.shape[1]
-    xp = backend.xp
-    if labels.size and bool(xp.any(xp.logical_or(labels < 0, labels >= n_classes))):
-        _check_bounds(backend, labels, n_classes, f"{n_classes} classes")
-        raise IndexError(f"{op}: target holds a negative class index; classes are 0..{n_classes - 1}")
+    check_index_bounds(backend, labels, n_classes, f"{op}: classes are 0..{n_classes - 1}", allow_negative=False)
     return labels
 
 

@@ -190,13 +190,17 @@ def _normalize_key(key, x):
     return tuple(parts)
 
 
-def _check_bounds(backend, idx, n, axis_size_of):
-    """Out-of-range indices raise here; CuPy would silently wrap them (a wrong answer)."""
+def check_index_bounds(backend, idx, n, what, allow_negative=True):
+    """Raise IndexError for indices outside [-n, n) (or [0, n)): CuPy would silently wrap them.
+
+    One reduction and one device-to-host read of a flag; the offending value is read only on error.
+    """
     xp = backend.xp
-    if idx.size and bool(xp.any(xp.logical_or(idx < -n, idx >= n))):
-        bad = backend.to_numpy(idx).reshape(-1)
-        bad = bad[(bad < -n) | (bad >= n)][0]
-        raise IndexError(f"index {int(bad)} is out of range for axis 0 of {axis_size_of}")
+    low = -n if allow_negative else 0
+    if idx.size and bool(xp.any(xp.logical_or(idx < low, idx >= n))):
+        values = backend.to_numpy(idx).reshape(-1)
+        bad = values[(values < low) | (values >= n)][0]
+        raise IndexError(f"index {int(bad)} is out of range for {what}")
 
 
 def _split_new_axes(key, ndim):
@@ -240,7 +244,7 @@ def getitem(a: Tensor, key) -> Tensor:
             gather = key[0]
             if x.ndim == 0:
                 raise IndexError("a 0-d tensor cannot be indexed with an integer array")
-            _check_bounds(backend, gather, x.shape[0], f"shape {tuple(x.shape)}")
+            check_index_bounds(backend, gather, x.shape[0], f"axis 0 of shape {tuple(x.shape)}")
             flat = xp.reshape(gather, (-1,))
             flat = xp.where(flat < 0, flat + x.shape[0], flat)
             out = xp.reshape(xp.take(x, flat, axis=0), tuple(gather.shape) + tuple(x.shape[1:]))

