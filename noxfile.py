@@ -140,7 +140,7 @@ def tests_gpu(session):
 @nox.session(python=ORACLE_PYTHON, tags=["ci"])
 def build_faults(session):
     """Real builds from the sdist for each toolchain fault, both variants (tests/build)."""
-    session.install("pytest>=8")
+    session.install("pytest>=8", "pip")  # pip: the fixtures download cuBLAS 13 with `pip download`
     env = {"TT_BUILD_TESTS": "1"}
     _pytest_plain(session, "tests/build", "-v", env=env)
 

@@ -36,11 +36,7 @@ setup(
     packages=find_packages(include=["tinytensor", "tinytensor.*"]),
     include_package_data=False,
     install_requires=VARIANT.install_requires(),
-    extras_require={
-        "cuda12": ["cupy-cuda12x>=13.3", "nvidia-cuda-nvrtc-cu12>=12.0,<13"],
-        "cuda13": ["cupy-cuda13x>=13.6", "nvidia-cuda-nvrtc>=13.0,<14"],
-        "test": ["pytest>=8", "array-api-strict>=2.3"],
-    },
+    extras_require=VARIANT.extras_require(),
     ext_modules=[Extension("tinytensor.cuda_ops", sources=[])],  # built by CudaBuildExt
     cmdclass={"build_ext": CudaBuildExt, "sdist": ReproducibleSdist},
     classifiers=[

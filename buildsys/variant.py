@@ -41,6 +41,12 @@ class Variant:
     def skip(self) -> bool:
         return self.mode == "0"
 
+    def extras_require(self) -> dict[str, list[str]]:
+        extras = {"test": ["pytest>=8", "array-api-strict>=2.3"]}
+        if not self.cuda_major:  # the plain package lets users pick their CuPy
+            extras.update({f"cuda{m}": cuda_runtime_requires(m) for m in (12, 13)})
+        return extras
+
     def install_requires(self) -> list[str]:
         reqs = [NUMPY]
         if self.cuda_major:
@@ -54,7 +60,8 @@ def cuda_runtime_requires(major: int) -> list[str]:
     CuPy compiles its elementwise kernels with NVRTC, which cupy-cudaNNx does not ship; cuBLAS is
     not needed from CuPy because GPU matmuls go through the extension's bundled copy.
     """
-    return [f"cupy-cuda{major}x>=13.3", f"nvidia-cuda-nvrtc-cu{major}>={major}.0,<{major + 1}"]
+    nvrtc = "nvidia-cuda-nvrtc-cu12>=12.0,<13" if major == 12 else f"nvidia-cuda-nvrtc>={major}.0,<{major + 1}"
+    return [f"cupy-cuda{major}x>=13.3", nvrtc]
 
 
 def from_env(env=None) -> Variant:

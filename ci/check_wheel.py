@@ -29,6 +29,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from elftools.elf.gnuversions import GNUVerNeedSection
@@ -126,7 +127,7 @@ def check(wheel: Path, plat: str, variant: str) -> dict:
         major = variant.removeprefix("cu")
         if meta["Name"] != f"pytinytensor-{variant}":
             failures.append(f"metadata Name is {meta['Name']!r}, expected 'pytinytensor-{variant}'")
-        requires = meta.get_all("Requires-Dist") or []
+        requires = [r for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r]  # unconditional only
         facts["requires"] = requires
         if not any(r.startswith(f"cupy-cuda{major}x") for r in requires):
             failures.append(f"Requires-Dist lacks cupy-cuda{major}x: {requires}")
@@ -155,7 +156,11 @@ def check(wheel: Path, plat: str, variant: str) -> dict:
                 own_bytes += info.compress_size
             if data[:4] != b"\x7fELF":
                 continue
-            elf = _elf_facts(data)
+            try:
+                elf = _elf_facts(data)
+            except ELFError as exc:
+                failures.append(f"{info.filename} is not a valid ELF file: {exc}")
+                continue
             elves[info.filename] = {"needed": elf["needed"], "rpaths": elf["rpaths"]}
             for lib in elf["needed"]:
                 if lib not in present and lib not in allowed_libs:

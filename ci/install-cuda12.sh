@@ -73,8 +73,14 @@ for deb in "$work"/debs/nvidia-cuda-toolkit_*.deb "$work"/debs/libnvvm4_*.deb; d
 done
 
 log "fetching headers and libraries from PyPI"
-python3 -m pip install -q --no-deps --disable-pip-version-check --root-user-action=ignore --target "$work/pypi" \
-  "$PYPI_CUDA_RUNTIME" "$PYPI_CUDA_NVCC" "$PYPI_CUDA_CCCL" "$PYPI_CUBLAS" >&2
+if python3 -m pip --version >/dev/null 2>&1; then
+  pip_target=(python3 -m pip install -q --no-deps --disable-pip-version-check --root-user-action=ignore --target)
+elif command -v uv >/dev/null; then  # a uv-made environment has no pip
+  pip_target=(uv pip install -q --no-deps --target)
+else
+  log "neither pip nor uv is available to fetch the nvidia-* wheels"; exit 1
+fi
+"${pip_target[@]}" "$work/pypi" "$PYPI_CUDA_RUNTIME" "$PYPI_CUDA_NVCC" "$PYPI_CUDA_CCCL" "$PYPI_CUBLAS" >&2
 
 # Assemble a standard toolkit layout: bin/ include/ lib64/ nvvm/.
 deb=$work/root

@@ -64,6 +64,10 @@ def sh(command, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, **kwargs)
 
 
+def pip_install(py: str, *args: str) -> None:
+    sh([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *args])
+
+
 def sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -229,21 +233,7 @@ def fresh_install(python: str, index: str, version: str, wheel: Path, work: Path
     sh([python, "-m", "venv", str(venv)])
     py = str(venv / "bin" / "python")
     report = work / "pip-install-report.json"
-    sh(
-        [
-            py,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "--extra-index-url",
-            f"{index}/simple/",
-            "--report",
-            str(report),
-            f"pytinytensor-cu12=={version}",
-        ]
-    )
+    pip_install(py, "--extra-index-url", f"{index}/simple/", "--report", str(report), f"pytinytensor-cu12=={version}")
     installed = json.loads(report.read_text())["install"]
     ours = next(i for i in installed if i["metadata"]["name"] == "pytinytensor-cu12")
     url = ours["download_info"]["url"]
@@ -270,25 +260,13 @@ def preflight(py: str, out: Path) -> dict:
 
 
 def run_tests(py: str, source: Path, out: Path) -> dict:
-    sh(
-        [
-            py,
-            "-m",
-            "pip",
-            "install",
-            "-q",
-            "--disable-pip-version-check",
-            "pytest>=8",
-            "array-api-strict>=2.3",
-            "scikit-learn>=1.4",
-        ]
-    )
+    pip_install(py, "pytest>=8", "array-api-strict>=2.3", "scikit-learn>=1.4")
     tag = sh(
         [py, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"], capture_output=True, text=True
     ).stdout.strip()
     torch = torch_oracle.install_args(tag)
     if torch:
-        sh([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *torch])
+        pip_install(py, *torch)
     else:
         NOTES.append("no PyTorch CPU wheel here (the test oracle): its comparisons were skipped")
     summary = out / "pytest-summary.json"

@@ -170,6 +170,8 @@ def require_cuda() -> None:
     if status.device_usable:
         return
     blocking = [p for p in status.problems if p.blocks_device]
-    raise CudaUnavailableError(
-        "the 'cuda' device cannot be used: " + "; ".join(f"{p.what} (fix: {p.fix})" for p in blocking)
-    )
+    others = [p for p in status.problems if not p.blocks_device]
+    message = "the 'cuda' device cannot be used: " + "; ".join(f"{p.what} (fix: {p.fix})" for p in blocking)
+    if others:  # e.g. the extension: not needed for the device, but the user will want it next
+        message += "; also: " + "; ".join(p.what for p in others)
+    raise CudaUnavailableError(message)

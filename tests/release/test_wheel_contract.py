@@ -37,8 +37,9 @@ def test_a_driver_library_inside_fails(tmp_path):
     bad = tmp_path / Path(WHEEL).name
     shutil.copy(WHEEL, bad)
     with zipfile.ZipFile(bad, "a") as zf:
-        libs = next(n.split("/")[0] for n in zf.namelist() if n.split("/")[0].endswith(".libs"))
-        zf.writestr(f"{libs}/libcuda.so.1", b"\x7fELF not really")
+        cudart = next(n for n in zf.namelist() if "/libcudart-" in n)
+        # a real ELF file under the driver's name, as auditwheel would graft it without --exclude
+        zf.writestr(f"{cudart.split('/')[0]}/libcuda.so.1", zf.read(cudart))
     failures = check_wheel.check(bad, PLAT, "cu12")["failures"]
     assert any("driver libraries are inside the wheel" in f and "libcuda.so.1" in f for f in failures), failures
 
