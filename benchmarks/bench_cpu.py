@@ -169,7 +169,7 @@ def bench_mlp(torch, sizes, batch, seed=0):
     fns = {"tinytensor": tinytensor_step(sizes, x, y), "numpy": numpy_step(sizes, x, y)}
     if torch is not None:
         fns["torch"] = torch_step(torch, sizes, x, y)
-    return timed(fns, round_seconds=0.2 if sizes[0] > 100 else 0.05, rounds=9)
+    return timed(fns, round_seconds=0.25 if sizes[0] > 100 else 0.05, rounds=15)
 
 
 CASES = [
