@@ -111,7 +111,9 @@ def build(
     host_cxx = env.get("CUDAHOSTCXX", "g++")  # nvcc's host compiler for the .cu file
     # --threads: compile the architectures in parallel (TINYTENSOR_NVCC_THREADS, 0 = one per core)
     threads = ["--threads", env.get("TINYTENSOR_NVCC_THREADS", "0")]
-    nvcc_flags = NVCC_FLAGS + threads + gencode_flags(sass, ptx) + (["-ccbin", host_cxx] if "CUDAHOSTCXX" in env else [])
+    nvcc_flags = (
+        NVCC_FLAGS + threads + gencode_flags(sass, ptx) + (["-ccbin", host_cxx] if "CUDAHOSTCXX" in env else [])
+    )
     write_build_info(temp / "tt_build_info.h", toolkit, sass, ptx, nvcc_flags, host_cxx, cxx_name, variant)
     includes = [f"-I{d}" for d in toolkit.include_dirs] + [f"-I{source_dir}", f"-I{temp}"]
 
