@@ -13,9 +13,13 @@ log() { echo "container-engine: $*" >&2; }
 
 if [ "${2:-}" = stop ]; then
   if [ -f "$state/dockerd.pid" ]; then
-    kill "$(cat "$state/dockerd.pid")" 2>/dev/null && log "stopped dockerd"
+    pid=$(cat "$state/dockerd.pid")
+    kill "$pid" 2>/dev/null && log "stopping dockerd"
+    for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
     rm -f "$state/dockerd.pid"
   fi
+  # dockerd leaves its network namespace mounted; release it so the state folder can be removed.
+  awk -v s="$state/" 'index($2, s) == 1 {print $2}' /proc/mounts | sort -r | xargs -r -n1 umount 2>/dev/null
   exit 0
 fi
 

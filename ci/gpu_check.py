@@ -73,6 +73,8 @@ def main(argv=None) -> int:
         if run("build", [sys.executable, "setup.py", "build_ext", "--inplace"], out, build_env, ROOT):
             return write_summary(out, 1)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        if build_env.get("CUDA_HOME"):  # CuPy's library finder also looks there (NVRTC)
+            env.setdefault("CUDA_HOME", build_env["CUDA_HOME"])
 
     run("diagnostics", [sys.executable, "-m", "tinytensor"], out, env, cwd)
     with open(out / "diagnostics.json", "w") as fh:
