@@ -39,7 +39,7 @@ def extension_skip_reason() -> str | None:
 def skip_or_fail(reason: str):
     if REQUIRE_GPU:
         pytest.fail(f"TINYTENSOR_REQUIRE_GPU=1 but {reason}")
-    pytest.skip(reason)
+    pytest.skip(reason=reason)
 
 
 @pytest.fixture

@@ -55,6 +55,6 @@ def test_build_config_recorded_by_setup():
 def test_status_without_a_driver_blocks_the_device():
     status = cuda_status()
     if status.driver_version is not None:
-        pytest.skip("an NVIDIA driver is loaded here")
+        pytest.skip(reason="an NVIDIA driver is loaded here")
     assert not status.device_usable
     assert any("no NVIDIA driver" in p.what and p.blocks_device for p in status.problems)

@@ -67,7 +67,7 @@ def test_argument_errors_are_named_before_touching_a_device():
 
 def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
     if cuda_status().device_count:
-        pytest.skip("a GPU is present: the no-device errors cannot be produced here")
+        pytest.skip(reason="a GPU is present: the no-device errors cannot be produced here")
     ops = cuda_ext.ops
     expected = r"CUDA: cudaError\w+ \(\d+\) in "
     with pytest.raises(RuntimeError, match=expected + "cudaGetDeviceCount"):

@@ -82,7 +82,7 @@ def test_cuda_unavailable_error_says_why(monkeypatch):
 
     status = cuda_status()
     if status.device_usable:
-        pytest.skip("a usable CUDA device exists here; the error path cannot be exercised")
+        pytest.skip(reason="a usable CUDA device exists here; the error path cannot be exercised")
     with pytest.raises(tt.CudaUnavailableError) as info:
         tt.Tensor([1.0]).to("cuda")
     message = str(info.value)

@@ -22,7 +22,7 @@ CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pyti
 CUBLAS13 = "nvidia-cublas==13.0.2.14"  # matches the machine's CUDA 13.0 toolkit
 
 if os.environ.get("TT_BUILD_TESTS") != "1":
-    pytest.skip("the build tests run in `nox -s build_faults` (TT_BUILD_TESTS=1)", allow_module_level=True)
+    pytest.skip(reason="the build tests run in `nox -s build_faults` (TT_BUILD_TESTS=1)", allow_module_level=True)
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +48,7 @@ def cuda13_parts() -> tuple[Path, Path]:
     local = Path("/usr/local/cuda")
     version = subprocess.run([str(local / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
     if version.returncode != 0 or "release 13." not in version.stdout:
-        pytest.skip("no CUDA 13 toolkit at /usr/local/cuda on this machine")
+        pytest.skip(reason="no CUDA 13 toolkit at /usr/local/cuda on this machine")
     root = CACHE / "cublas13"
     if not (root / "nvidia" / "cu13" / "lib" / "libcublas.so.13").exists():
         download = CACHE / "cublas13-download"

@@ -18,7 +18,8 @@ import pytest
 
 if os.environ.get("TT_INSTALLED_WHEEL") != "1":
     pytest.skip(
-        "checks of an installed CUDA wheel (TT_INSTALLED_WHEEL=1 in the release rehearsal)", allow_module_level=True
+        reason="checks of an installed CUDA wheel (TT_INSTALLED_WHEEL=1 in the release rehearsal)",
+        allow_module_level=True,
     )
 
 import tinytensor  # noqa: E402
@@ -86,7 +87,7 @@ def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
     cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
     hostile += [str(d) for d in cache.glob("cuda-12*/lib64") if d.is_dir()]
     if not hostile:
-        pytest.skip("no other CUDA libraries on this machine to put on LD_LIBRARY_PATH")
+        pytest.skip(reason="no other CUDA libraries on this machine to put on LD_LIBRARY_PATH")
     found = _probe({"LD_LIBRARY_PATH": ":".join(hostile)})
     _assert_bundled(found["libs"])
 

@@ -17,7 +17,7 @@ import pytest
 WHEEL = os.environ.get("TT_REPAIRED_WHEEL")
 if not WHEEL:
     pytest.skip(
-        "needs a repaired CUDA wheel (TT_REPAIRED_WHEEL, set by the release rehearsal)", allow_module_level=True
+        reason="needs a repaired CUDA wheel (TT_REPAIRED_WHEEL, set by the release rehearsal)", allow_module_level=True
     )
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci"))
