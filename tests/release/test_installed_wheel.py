@@ -17,10 +17,7 @@ from pathlib import Path
 import pytest
 
 if os.environ.get("TT_INSTALLED_WHEEL") != "1":
-    pytest.skip(
-        reason="checks of an installed CUDA wheel (TT_INSTALLED_WHEEL=1 in the release rehearsal)",
-        allow_module_level=True,
-    )
+    pytest.skip(reason="an installed CUDA wheel (TT_INSTALLED_WHEEL=1): release rehearsal", allow_module_level=True)
 
 import tinytensor  # noqa: E402
 from tinytensor.backends import cuda_ext  # noqa: E402

@@ -16,9 +16,7 @@ import pytest
 
 WHEEL = os.environ.get("TT_REPAIRED_WHEEL")
 if not WHEEL:
-    pytest.skip(
-        reason="needs a repaired CUDA wheel (TT_REPAIRED_WHEEL, set by the release rehearsal)", allow_module_level=True
-    )
+    pytest.skip(reason="needs a repaired CUDA wheel (TT_REPAIRED_WHEEL): release rehearsal", allow_module_level=True)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci"))
 import check_wheel  # noqa: E402
