@@ -61,6 +61,10 @@ def test_argument_errors_are_named_before_touching_a_device():
         ops.bias_act_forward(CudaArray((2, 3)), None, CudaArray((2, 3)), "swish", 0)
     with pytest.raises(ValueError, match=r"bias: expected shape \(3,\)"):
         ops.bias_act_forward(CudaArray((2, 3)), CudaArray((4,)), CudaArray((2, 3)), "relu", 0)
+    with pytest.raises(ValueError, match=r"a has batch 3, out has 2"):
+        ops.matmul_batched(CudaArray((3, 3, 4)), CudaArray((2, 4, 6)), CudaArray((2, 3, 6)), 0)
+    with pytest.raises(ValueError, match=r"shapes \(2, 3, 4\) and \(2, 5, 6\) do not match"):
+        ops.matmul_batched(CudaArray((2, 3, 4)), CudaArray((2, 5, 6)), CudaArray((2, 3, 6)), 0)
     with pytest.raises(TypeError, match="labels: dtype '<f4'"):
         ops.softmax_xent_forward(CudaArray((2, 3)), CudaArray((2,)), CudaArray((2,)), CudaArray((2, 3)), 0)
 

@@ -35,6 +35,54 @@ def test_cublas_matmul_matches_cupy(cp, dtype, trans_a, trans_b, m, k, n):
     cp.testing.assert_allclose(ours, cp.matmul(a, b), **TOL[dtype])
 
 
+@pytest.mark.parametrize(
+    "shape_a,shape_b",
+    [
+        ((4,), (4, 5)),  # 1-D operands, as numpy promotes them
+        ((3, 4), (4,)),
+        ((4,), (4,)),
+        ((2, 3, 4), (4, 5)),  # a batch of rows times one matrix
+        ((3, 4), (2, 4, 5)),  # one matrix times a batch (zero-stride operand)
+        ((2, 3, 4), (2, 4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),  # broadcast batch axes
+        ((0, 3), (3, 2)),  # empty
+        ((2, 0), (0, 3)),  # zero inner size: zeros
+    ],
+)
+def test_every_float_matmul_goes_through_the_extension(cp, shape_a, shape_b):
+    a, b = _rand(cp, shape_a, np.float32, 1), _rand(cp, shape_b, np.float32, 2)
+    ours = cuda_ext.try_matmul(a, b)
+    assert ours is not None and ours.shape == cp.matmul(a, b).shape
+    cp.testing.assert_allclose(ours, cp.matmul(a, b), rtol=1e-5, atol=1e-5)
+
+
+def test_non_contiguous_operands_are_copied_not_refused(cp):
+    a = _rand(cp, (6, 8), np.float64)[:, ::2]
+    b = _rand(cp, (4, 3), np.float64, 1)
+    cp.testing.assert_allclose(cuda_ext.try_matmul(a, b), a @ b, rtol=1e-12)
+
+
+def test_the_gpu_path_never_loads_cupys_own_cublas(gpu_extension):
+    """The cu12 wheel ships one cuBLAS (the extension's); CuPy's cuBLAS module must stay unloaded."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np, tinytensor as tt\n"
+        "from tinytensor import nn\n"
+        "m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)).to('cuda')\n"
+        "x = tt.randn(5, 8, device='cuda', requires_grad=True)\n"
+        "y = tt.Tensor(np.array([0, 1, 2, 1, 0]), device='cuda')\n"
+        "loss = nn.cross_entropy(m(x), y) + (x @ x.T).sum() + (tt.randn(2, 5, 8, device='cuda') @ x.T).mean()\n"
+        "loss = loss + (x[0] @ x[1])\n"
+        "loss.backward()\n"
+        "assert 'cupy_backends.cuda.libs.cublas' not in sys.modules, 'CuPy loaded its own cuBLAS'\n"
+        "print('ok')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert proc.returncode == 0 and "ok" in proc.stdout, proc.stderr
+
+
 def test_matmul_on_a_non_default_stream(cp):
     a, b = _rand(cp, (64, 32), np.float32), _rand(cp, (32, 16), np.float32, 1)
     with cp.cuda.Stream(non_blocking=True) as stream:

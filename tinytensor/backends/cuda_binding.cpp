@@ -193,6 +193,37 @@ void matmul(py::handle a_obj, py::handle b_obj, py::handle out_obj, uintptr_t st
                 as_stream(stream)));
 }
 
+// out (B, M, N) = a (Ba, M, K) @ b (Bb, K, N), all C-contiguous; Ba and Bb are B or 1 (broadcast).
+void matmul_batched(py::handle a_obj, py::handle b_obj, py::handle out_obj, uintptr_t stream) {
+  DeviceArray a = as_device_array(a_obj, "a"), b = as_device_array(b_obj, "b"), out = as_device_array(out_obj, "out");
+  require_ndim(a, 3);
+  require_ndim(b, 3);
+  require_ndim(out, 3);
+  int dtype = float_dtype(a);
+  require_same_dtype(a, b);
+  require_same_dtype(a, out);
+  int64_t batch = out.dim(0), m = a.dim(1), k = a.dim(2), n = b.dim(2);
+  if (b.dim(1) != k) {
+    throw py::value_error("matmul: shapes " + a.shape_text() + " and " + b.shape_text() +
+                          " do not match (a's columns must equal b's rows)");
+  }
+  for (const DeviceArray *x : {&a, &b}) {
+    if (x->dim(0) != batch && x->dim(0) != 1) {
+      throw py::value_error("matmul: " + x->name + " has batch " + std::to_string(x->dim(0)) + ", out has " +
+                            std::to_string(batch) + " (a batch must match or be 1)");
+    }
+    require_c_contiguous(*x);
+  }
+  require_shape(out, {batch, m, n});
+  require_c_contiguous(out);
+  require_writable(out);
+  if (batch == 0 || m == 0 || n == 0 || k == 0) throw py::value_error("matmul: empty operands are handled by the caller");
+  DeviceGuard guard({&a, &b, &out});
+  // Row-major per batch: C^T = B^T A^T in cuBLAS's column-major terms, as in matmul().
+  check(tt_gemm_strided_batched(dtype, n, m, k, b.ptr, n, b.dim(0) == 1 ? 0 : k * n, a.ptr, k,
+                                a.dim(0) == 1 ? 0 : m * k, out.ptr, n, m * n, batch, as_stream(stream)));
+}
+
 void bias_act_forward(py::handle pre_obj, py::object bias_obj, py::handle out_obj, const std::string &act,
                       uintptr_t stream) {
   int code = activation_code(act);
@@ -334,6 +365,8 @@ PYBIND11_MODULE(cuda_ops, m) {
   }, py::arg("device"), "(SASS arch, PTX version) the driver loaded for this extension's kernels on a device.");
   m.def("matmul", &matmul, py::arg("a"), py::arg("b"), py::arg("out"), py::arg("stream"),
         "out = a @ b through cuBLAS (2-D float32/float64; a and b C- or F-contiguous).");
+  m.def("matmul_batched", &matmul_batched, py::arg("a"), py::arg("b"), py::arg("out"), py::arg("stream"),
+        "out[i] = a[i] @ b[i] through cuBLAS's strided batched GEMM (3-D, C-contiguous; a batch of 1 repeats).");
   m.def("bias_act_forward", &bias_act_forward, py::arg("pre"), py::arg("bias"), py::arg("out"), py::arg("activation"),
         py::arg("stream"), "pre += bias (in place); out = activation(pre). Activation: 'none', 'relu' or 'gelu'.");
   m.def("bias_act_backward", &bias_act_backward, py::arg("g"), py::arg("pre"), py::arg("out"), py::arg("gpre"),

@@ -70,23 +70,76 @@ def _empty(shape, dtype, like):
 
 
 def try_matmul(x, y):
-    """``x @ y`` through cuBLAS for 2-D float operands of one dtype (either may be transposed)."""
-    if ops is None or x.ndim != 2 or y.ndim != 2 or x.dtype != y.dtype or x.dtype not in _FLOATS:
+    """``x @ y`` through the extension's cuBLAS for float32/float64 operands of one dtype, any rank
+    (1-D operands and broadcast batch axes as numpy), any layout. None: not applicable, use CuPy.
+
+    Every float matmul of the GPU path comes here, so CuPy's own cuBLAS is never loaded: the
+    pytinytensor-cu12 wheel bundles one cuBLAS, and CuPy's would be a second (or missing) one.
+    """
+    if ops is None or x.dtype != y.dtype or x.dtype not in _FLOATS or x.ndim == 0 or y.ndim == 0:
         return None
-    m, k = x.shape
-    n = y.shape[1]
-    if k != y.shape[0]:
+    import cupy
+
+    x2 = x.reshape(1, -1) if x.ndim == 1 else x
+    y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+    (m, k), (k2, n) = x2.shape[-2:], y2.shape[-2:]
+    if k != k2:
         raise ValueError(f"matmul: shapes {x.shape} and {y.shape} do not match")
-    if 0 in (m, n, k) or not _blas_layout(x) or not _blas_layout(y):
-        return None
-    out = _empty((m, n), x.dtype, x)
+    batch = tuple(np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2]))  # ValueError if they do not broadcast
+    if 0 in (m, n, k) or 0 in batch:
+        out = _zeros(batch + (m, n), x.dtype, x)
+    elif not batch:
+        out = _matmul_2d(x2, y2)
+    elif y2.ndim == 2:  # a stack of rows times one matrix: one GEMM over all the rows
+        out = _matmul_2d(cupy.ascontiguousarray(x2).reshape(-1, k), y2).reshape(batch + (m, n))
+    else:
+        out = _matmul_batched(x2, y2, batch)
+    if x.ndim == 1:
+        out = out.reshape(out.shape[:-2] + (n,))
+    if y.ndim == 1:
+        out = out.reshape(out.shape[:-1])
+    return out
+
+
+def _zeros(shape, dtype, like):
+    import cupy
+
+    with cupy.cuda.Device(like.device.id):
+        return cupy.zeros(shape, dtype)
+
+
+def _blas_layout(a) -> bool:
+    """cuBLAS reads C- and F-contiguous matrices in place (the latter as a transpose)."""
+    flags = a.flags
+    return flags.c_contiguous or flags.f_contiguous
+
+
+def _matmul_2d(x, y):
+    import cupy
+
+    x = x if _blas_layout(x) else cupy.ascontiguousarray(x)
+    y = y if _blas_layout(y) else cupy.ascontiguousarray(y)
+    out = _empty((x.shape[0], y.shape[1]), x.dtype, x)
     ops.matmul(x, y, out, _stream())
     return out
 
 
-def _blas_layout(a) -> bool:
-    flags = a.flags
-    return flags.c_contiguous or flags.f_contiguous
+def _matmul_batched(x, y, batch):
+    """Strided batched GEMM; an operand without batch axes is repeated by a zero stride."""
+    import cupy
+
+    count = int(np.prod(batch))
+
+    def as_3d(a):
+        if a.ndim == 2:
+            return cupy.ascontiguousarray(a).reshape((1,) + a.shape)
+        full = cupy.broadcast_to(a, batch + a.shape[-2:])
+        return cupy.ascontiguousarray(full).reshape((count,) + a.shape[-2:])
+
+    a, b = as_3d(x), as_3d(y)
+    out = _empty((count, a.shape[1], b.shape[2]), x.dtype, x)
+    ops.matmul_batched(a, b, out, _stream())
+    return out.reshape(batch + out.shape[1:])
 
 
 def try_linear_forward(x, w, b, activation):
@@ -94,7 +147,7 @@ def try_linear_forward(x, w, b, activation):
     if ops is None or x.dtype != w.dtype or x.dtype not in _FLOATS or (b is not None and b.dtype != x.dtype):
         return None
     pre = try_matmul(x, w.T)
-    if pre is None:
+    if pre is None or pre.ndim != 2:
         return None
     if b is None and activation is None:
         return pre, pre

@@ -206,6 +206,13 @@ def matmul_arrays(x, y):
         out = cuda_ext.try_matmul(x, y)
         if out is not None:
             return out
+        try:
+            return x @ y
+        except ImportError as exc:  # CuPy's cuBLAS is not installed (the cu12 wheel brings its own, for floats)
+            raise TypeError(
+                f"matmul of {x.dtype} and {y.dtype} on the GPU needs CuPy's own cuBLAS, which is not installed "
+                f"({exc}); use float32/float64, which run on the extension's cuBLAS, or pip install nvidia-cublas-cu12"
+            ) from None
     return x @ y
 
 
