@@ -162,51 +162,51 @@ int activation_code(const std::string &act) {
   throw py::value_error("unknown activation '" + act + "': expected 'none', 'relu' or 'gelu'");
 }
 
-// out (M, N) = a (M, K) @ b (K, N), row-major out; a and b may each be C- or F-contiguous.
-void matmul(py::handle a_obj, py::handle b_obj, py::handle out_obj, uintptr_t stream) {
-  DeviceArray a = as_device_array(a_obj, "a"), b = as_device_array(b_obj, "b"), out = as_device_array(out_obj, "out");
-  require_ndim(a, 2);
-  require_ndim(b, 2);
-  require_ndim(out, 2);
+// Checks shared by both products: ranks, one float dtype, inner sizes, a writable C-contiguous out;
+// returns the dtype. Empty products never get here (the caller makes zeros).
+int check_matmul_operands(const DeviceArray &a, const DeviceArray &b, const DeviceArray &out, size_t ndim) {
+  require_ndim(a, ndim);
+  require_ndim(b, ndim);
+  require_ndim(out, ndim);
   int dtype = float_dtype(a);
   require_same_dtype(a, b);
   require_same_dtype(a, out);
-  int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
-  if (b.dim(0) != k) {
+  if (b.dim(ndim - 2) != a.dim(ndim - 1)) {
     throw py::value_error("matmul: shapes " + a.shape_text() + " and " + b.shape_text() +
                           " do not match (a's columns must equal b's rows)");
   }
-  require_shape(out, {m, n});
   require_c_contiguous(out);
   require_writable(out);
+  if (a.size() == 0 || b.size() == 0 || out.size() == 0) {
+    throw py::value_error("matmul: empty operands are handled by the caller");
+  }
+  return dtype;
+}
+
+// out (M, N) = a (M, K) @ b (K, N), row-major out; a and b may each be C- or F-contiguous.
+void matmul(py::handle a_obj, py::handle b_obj, py::handle out_obj, uintptr_t stream) {
+  DeviceArray a = as_device_array(a_obj, "a"), b = as_device_array(b_obj, "b"), out = as_device_array(out_obj, "out");
+  int dtype = check_matmul_operands(a, b, out, 2);
+  int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
+  require_shape(out, {m, n});
   for (const DeviceArray *x : {&a, &b}) {
     if (!x->c_contiguous() && !x->f_contiguous()) {
       throw py::value_error(x->name + ": must be C- or F-contiguous (a transposed view is fine)");
     }
   }
-  if (m == 0 || n == 0 || k == 0) throw py::value_error("matmul: empty operands are handled by CuPy, not here");
   DeviceGuard guard({&a, &b, &out});
   // Row-major C = A B is column-major C^T = B^T A^T. A C-contiguous X read column-major is X^T
   // (no transpose needed to get X^T); an F-contiguous X read column-major is X itself.
   bool b_c = b.c_contiguous(), a_c = a.c_contiguous();
-  check(tt_gemm(dtype, b_c ? 0 : 1, a_c ? 0 : 1, n, m, k, b.ptr, b_c ? n : k, a.ptr, a_c ? k : m, out.ptr, n,
-                as_stream(stream)));
+  check(tt_gemm(dtype, b_c ? 0 : 1, a_c ? 0 : 1, n, m, k, b.ptr, b_c ? n : k, 0, a.ptr, a_c ? k : m, 0, out.ptr, n, 0,
+                1, as_stream(stream)));
 }
 
 // out (B, M, N) = a (Ba, M, K) @ b (Bb, K, N), all C-contiguous; Ba and Bb are B or 1 (broadcast).
 void matmul_batched(py::handle a_obj, py::handle b_obj, py::handle out_obj, uintptr_t stream) {
   DeviceArray a = as_device_array(a_obj, "a"), b = as_device_array(b_obj, "b"), out = as_device_array(out_obj, "out");
-  require_ndim(a, 3);
-  require_ndim(b, 3);
-  require_ndim(out, 3);
-  int dtype = float_dtype(a);
-  require_same_dtype(a, b);
-  require_same_dtype(a, out);
+  int dtype = check_matmul_operands(a, b, out, 3);
   int64_t batch = out.dim(0), m = a.dim(1), k = a.dim(2), n = b.dim(2);
-  if (b.dim(1) != k) {
-    throw py::value_error("matmul: shapes " + a.shape_text() + " and " + b.shape_text() +
-                          " do not match (a's columns must equal b's rows)");
-  }
   for (const DeviceArray *x : {&a, &b}) {
     if (x->dim(0) != batch && x->dim(0) != 1) {
       throw py::value_error("matmul: " + x->name + " has batch " + std::to_string(x->dim(0)) + ", out has " +
@@ -215,13 +215,10 @@ void matmul_batched(py::handle a_obj, py::handle b_obj, py::handle out_obj, uint
     require_c_contiguous(*x);
   }
   require_shape(out, {batch, m, n});
-  require_c_contiguous(out);
-  require_writable(out);
-  if (batch == 0 || m == 0 || n == 0 || k == 0) throw py::value_error("matmul: empty operands are handled by the caller");
   DeviceGuard guard({&a, &b, &out});
   // Row-major per batch: C^T = B^T A^T in cuBLAS's column-major terms, as in matmul().
-  check(tt_gemm_strided_batched(dtype, n, m, k, b.ptr, n, b.dim(0) == 1 ? 0 : k * n, a.ptr, k,
-                                a.dim(0) == 1 ? 0 : m * k, out.ptr, n, m * n, batch, as_stream(stream)));
+  check(tt_gemm(dtype, 0, 0, n, m, k, b.ptr, n, b.dim(0) == 1 ? 0 : k * n, a.ptr, k, a.dim(0) == 1 ? 0 : m * k,
+                out.ptr, n, m * n, batch, as_stream(stream)));
 }
 
 void bias_act_forward(py::handle pre_obj, py::object bias_obj, py::handle out_obj, const std::string &act,

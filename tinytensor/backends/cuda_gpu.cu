@@ -204,10 +204,11 @@ int row_threads(int64_t c) {
 extern "C" {
 
 const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
-                    const void *b, int64_t ldb, void *c, int64_t ldc, void *stream) {
-  if (m > 2147483647 || n > 2147483647 || k > 2147483647) {
-    snprintf(g_error, sizeof g_error, "matrix dimensions (%lld, %lld, %lld) exceed cuBLAS's 32-bit limit",
-             (long long)m, (long long)n, (long long)k);
+                    int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c, int64_t ldc,
+                    int64_t stride_c, int64_t batch, void *stream) {
+  if (m > 2147483647 || n > 2147483647 || k > 2147483647 || batch > 2147483647) {
+    snprintf(g_error, sizeof g_error, "matmul dimensions (%lld x %lld x %lld, batch %lld) exceed cuBLAS's 32-bit limit",
+             (long long)m, (long long)n, (long long)k, (long long)batch);
     return g_error;
   }
   pthread_mutex_lock(&g_handles_lock);
@@ -215,45 +216,19 @@ const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, i
   const char *err = handle_for_current_device(&handle);
   if (!err) err = cublas_error(cublasSetStream(handle, (cudaStream_t)stream), "cublasSetStream");
   if (!err) {
+    // One call for plain and batched products: a batch of 1 runs the same kernels as cublas<t>gemm.
     cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
     if (dtype == TT_F32) {
       const float one = 1.0f, zero = 0.0f;
-      err = cublas_error(cublasSgemm(handle, ta, tb, (int)m, (int)n, (int)k, &one, (const float *)a, (int)lda,
-                                     (const float *)b, (int)ldb, &zero, (float *)c, (int)ldc), "cublasSgemm");
-    } else {
-      const double one = 1.0, zero = 0.0;
-      err = cublas_error(cublasDgemm(handle, ta, tb, (int)m, (int)n, (int)k, &one, (const double *)a, (int)lda,
-                                     (const double *)b, (int)ldb, &zero, (double *)c, (int)ldc), "cublasDgemm");
-    }
-  }
-  pthread_mutex_unlock(&g_handles_lock);
-  return err;
-}
-
-const char *tt_gemm_strided_batched(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
-                                    int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
-                                    int64_t ldc, int64_t stride_c, int64_t batch, void *stream) {
-  if (m > 2147483647 || n > 2147483647 || k > 2147483647 || batch > 2147483647) {
-    snprintf(g_error, sizeof g_error, "batched matmul dimensions exceed cuBLAS's 32-bit limit");
-    return g_error;
-  }
-  pthread_mutex_lock(&g_handles_lock);
-  cublasHandle_t handle;
-  const char *err = handle_for_current_device(&handle);
-  if (!err) err = cublas_error(cublasSetStream(handle, (cudaStream_t)stream), "cublasSetStream");
-  if (!err) {
-    if (dtype == TT_F32) {
-      const float one = 1.0f, zero = 0.0f;
-      err = cublas_error(cublasSgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &one,
-                                                   (const float *)a, (int)lda, stride_a, (const float *)b, (int)ldb,
-                                                   stride_b, &zero, (float *)c, (int)ldc, stride_c, (int)batch),
+      err = cublas_error(cublasSgemmStridedBatched(handle, ta, tb, (int)m, (int)n, (int)k, &one, (const float *)a,
+                                                   (int)lda, stride_a, (const float *)b, (int)ldb, stride_b, &zero,
+                                                   (float *)c, (int)ldc, stride_c, (int)batch),
                          "cublasSgemmStridedBatched");
     } else {
       const double one = 1.0, zero = 0.0;
-      err = cublas_error(cublasDgemmStridedBatched(handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, (int)n, (int)k, &one,
-                                                   (const double *)a, (int)lda, stride_a, (const double *)b,
-                                                   (int)ldb, stride_b, &zero, (double *)c, (int)ldc, stride_c,
-                                                   (int)batch),
+      err = cublas_error(cublasDgemmStridedBatched(handle, ta, tb, (int)m, (int)n, (int)k, &one, (const double *)a,
+                                                   (int)lda, stride_a, (const double *)b, (int)ldb, stride_b, &zero,
+                                                   (double *)c, (int)ldc, stride_c, (int)batch),
                          "cublasDgemmStridedBatched");
     }
   }

@@ -20,15 +20,11 @@ extern "C" {
 enum tt_dtype { TT_F32 = 0, TT_F64 = 1 };
 enum tt_activation { TT_ACT_NONE = 0, TT_ACT_RELU = 1, TT_ACT_GELU = 2 };
 
-/* C = op(A) op(B) in cuBLAS's column-major convention (the binding maps row-major onto it). */
-const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k,
-                    const void *a, int64_t lda, const void *b, int64_t ldb, void *c, int64_t ldc,
-                    void *stream);
-
-/* C[i] = A[i] B[i] for `batch` matrices at the given strides (a stride of 0 repeats one matrix). */
-const char *tt_gemm_strided_batched(int dtype, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
-                                    int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c,
-                                    int64_t ldc, int64_t stride_c, int64_t batch, void *stream);
+/* C[i] = op(A[i]) op(B[i]) for `batch` products in cuBLAS's column-major convention (the binding
+ * maps row-major onto it); a stride of 0 repeats one matrix; batch 1 is a plain product. */
+const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+                    int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c, int64_t ldc,
+                    int64_t stride_c, int64_t batch, void *stream);
 
 /* pre[r, c] += bias[c] (bias may be NULL); out = act(pre). out may equal pre when act is NONE. */
 const char *tt_bias_act_forward(int dtype, int act, void *pre, const void *bias, void *out,
