@@ -43,6 +43,9 @@ class CudaBuildExt(build_ext):
 
     def _build(self, chosen) -> dict:
         ext = self.extensions[0]
+        # An extension left in build/ (or the source tree) by an earlier build must not ship with
+        # this one if this one skips or fails: remove it first.
+        Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
         if chosen.skip:
             if chosen.cuda_major:
                 _say(

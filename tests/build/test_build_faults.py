@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -158,6 +159,22 @@ def test_explicit_cpu_only_opt_out_of_the_cu12_build(sdist, tmp_path):
     assert "WARNING: building pytinytensor-cu12 WITHOUT its CUDA extension" in log
     described = install_and_describe(wheel, tmp_path)
     assert described["config"]["extension"] == "skipped" and "TINYTENSOR_BUILD_EXTENSION=0" in described["reason"]
+
+
+def test_cpu_only_rebuild_does_not_ship_a_stale_extension(sdist, cuda12, tmp_path):
+    """Building again in the same tree (build/ reused) without CUDA must not package the old .so."""
+    env = _env(CUDA_HOME=str(cuda12), TINYTENSOR_CUDA_SEARCH="CUDA_HOME")
+    status, log, first = build_wheel(sdist, tmp_path, env)
+    assert status == 0 and "built tinytensor.cuda_ops" in log, log
+    project = next((tmp_path / "src").iterdir())
+    out = tmp_path / "again"
+    proc = subprocess.run(["uv", "build", "--wheel", "-o", str(out), str(project)], capture_output=True, text=True,
+                          env=_env(TINYTENSOR_BUILD_EXTENSION="0"))
+    assert proc.returncode == 0, proc.stderr
+    with zipfile.ZipFile(next(out.glob("*.whl"))) as wheel:
+        assert not [n for n in wheel.namelist() if n.endswith(".so")], wheel.namelist()
+    with zipfile.ZipFile(first) as wheel:
+        assert [n for n in wheel.namelist() if n.endswith(".so")]
 
 
 def test_unknown_variant_is_refused(sdist, tmp_path):
