@@ -127,9 +127,33 @@ def test_detach_cuts_the_graph():
     np.testing.assert_allclose(x.grad, x.numpy())
 
 
-def test_python_numbers_and_lists_are_float32_arrays_keep_their_dtype():
-    assert tt.Tensor([1, 2]).dtype == np.float32
-    assert tt.Tensor(3).dtype == np.float32
+PYTHON_DATA_DTYPES = [  # PyTorch's rules for Python data
+    ([1, 2], np.int64),
+    (3, np.int64),
+    (2.5, np.float32),
+    ([1, 2.5], np.float32),  # ints mixed with floats: the default float
+    ([[True, False]], np.bool_),
+    ([True, 2], np.int64),
+    ([], np.float32),
+]
+
+
+@pytest.mark.parametrize("data,dtype", PYTHON_DATA_DTYPES, ids=[repr(d) for d, _ in PYTHON_DATA_DTYPES])
+def test_python_data_gets_pytorchs_dtype(data, dtype):
+    assert tt.tensor(data).dtype == dtype
+    assert tt.Tensor(data).dtype == dtype
+    torch = pytest.importorskip("torch", reason="PyTorch (the test oracle) is installed only on Python 3.11")
+    assert str(torch.tensor(data).dtype).removeprefix("torch.") == np.dtype(dtype).name.replace("bool", "bool")
+
+
+def test_integer_tensors_with_floats_give_the_default_float():
+    i = tt.tensor([1, 2, 3])
+    for y in (i * 0.5, i + 1.5, i / 2, 2 / i, 1.0 - i):
+        assert y.dtype == np.float32, y
+    assert (i * 2).dtype == np.int64 and (i // 1 if hasattr(i, "__floordiv__") else i).dtype == np.int64
+
+
+def test_arrays_keep_their_dtype():
     assert tt.Tensor(np.zeros(2)).dtype == np.float64
     assert tt.Tensor(np.zeros(2, np.int64)).dtype == np.int64
     x = tt.Tensor([1.0, 2.0])

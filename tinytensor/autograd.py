@@ -6,6 +6,14 @@ hottest ops use the second form because creating a closure over several arrays c
 the op's own numpy call on small tensors. Leaves have ``_ctx is None``. After a backward pass without ``retain_graph`` every
 visited node's ``_ctx`` becomes ``FREED`` so its saved arrays can be collected, and a second pass
 through it raises instead of silently dropping gradients.
+
+In-place safety (PyTorch's version counters, in a cheaper form): ``CLOCK`` counts in-place
+changes in this process. Every graph node records the clock when it is made (``_stamp``); an
+in-place change stamps the changed storage's cell (``_version``, shared by a tensor and its
+views) with the new clock. At backward, a parent or output stamped after its node was changed
+after the forward pass: the arrays that node saved are stale, and backward raises naming the op
+instead of returning a wrong gradient. Making a node costs one store; only in-place ops and
+views touch the cells.
 """
 
 from __future__ import annotations
@@ -18,6 +26,68 @@ from .backend import backend_of
 GRAD_ENABLED = [True]
 
 FREED = ("freed",)
+
+CLOCK = [0]
+
+# Backward functions (or, for generated binary ops, their per-op gradient rules) that read no
+# saved array: a change to their inputs after the forward pass cannot make them wrong.
+NO_SAVED_DATA: set = set()
+
+
+def saves_nothing(fn):
+    """Mark a backward function (or binary gradient rule) that uses only shapes, never saved data."""
+    NO_SAVED_DATA.add(fn)
+    return fn
+
+
+def mark_modified(t) -> None:
+    """Record that ``t``'s storage was changed in place (optimizer steps, ``add_``, ``x[i] = v``)."""
+    CLOCK[0] += 1
+    cell = getattr(t, "_version", None)
+    if cell is None:
+        t._version = [CLOCK[0]]
+    else:
+        cell[0] = CLOCK[0]
+
+
+def share_version(base, view) -> None:
+    """``view`` shares ``base``'s storage: a change through either is seen by both."""
+    cell = getattr(base, "_version", None)
+    if cell is None:
+        cell = base._version = [0]
+    view._version = cell
+
+
+def _modified_after(t, stamp) -> bool:
+    cell = getattr(t, "_version", None)
+    return cell is not None and cell[0] > stamp
+
+
+def _reads_saved_data(ctx) -> bool:
+    backward = ctx[0]
+    if backward in NO_SAVED_DATA:
+        return False
+    return not (len(ctx) == 3 and ctx[2] and ctx[2][0] in NO_SAVED_DATA)
+
+
+def op_name(ctx) -> str:
+    """A readable name of the op behind a node, for error messages."""
+    fn = ctx[2][0] if len(ctx) == 3 and ctx[2] and callable(ctx[2][0]) else ctx[0]
+    name = getattr(fn, "__qualname__", repr(fn)).split(".<locals>")[0].strip("_")
+    for suffix in ("_backward", "_bwd"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _check_not_modified(node, ctx) -> None:
+    stamp = node._stamp
+    stale = [t for t in (node, *ctx[1]) if _modified_after(t, stamp)]
+    if stale and _reads_saved_data(ctx):
+        raise RuntimeError(
+            f"backward(): the gradient of {op_name(ctx)} needs a tensor of shape {stale[0].shape} that was "
+            "modified in place after the forward pass (by an optimizer step, add_(), x[...] = ..., or "
+            "similar); run the forward pass again after the change, or clone() the tensor before changing it"
+        )
 
 
 class no_grad:
@@ -100,8 +170,9 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
                 node._ctx = FREED
             if grad is None:
                 continue
-            if node._retain_grad:
-                node.grad = grad if node.grad is None else node.grad + grad
+            _check_not_modified(node, ctx)
+            if node._retain_grad:  # its own copy: the same array may also become a leaf's .grad
+                node.grad = backend_of(grad).copy(grad) if node.grad is None else node.grad + grad
             parent_grads = backward(grad, *ctx[2]) if len(ctx) == 3 else backward(grad)
             for parent, pgrad in zip(parents, parent_grads, strict=False):
                 if pgrad is None or not parent.requires_grad:

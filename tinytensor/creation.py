@@ -2,21 +2,32 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import random as _random
 from .backend import DEFAULT_FLOAT, backend_for, backend_of, parse_device, transfer
+from .dtypes import is_float
 from .errors import DeviceError
 from .tensor import Tensor, _resolve_dtype, wrap
 
 
-def _shape(shape) -> tuple:
+def _shape(shape, fn: str = "shape") -> tuple:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
     for n in shape:
-        if not isinstance(n, (int, np.integer)) or n < 0:
-            raise ValueError(f"a shape holds non-negative integers, got {shape}")
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+            raise ValueError(f"{fn}: a shape holds non-negative integers, got {tuple(shape)!r}")
     return tuple(int(n) for n in shape)
+
+
+def _number(value, fn: str, name: str):
+    if isinstance(value, (np.generic,)) and value.dtype.kind in "biuf":
+        value = value.item()
+    if not isinstance(value, (bool, int, float)):
+        raise TypeError(f"{fn}: {name} must be a number, got {type(value).__name__}")
+    return value
 
 
 def _finish(data, requires_grad) -> Tensor:
@@ -32,28 +43,42 @@ def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
 
 
 def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    shape = _shape((shape,))
+    """A tensor of ``shape`` filled with ``value``; the dtype follows the value as in PyTorch
+    (a bool gives bool, an int int64, a float float32) unless ``dtype`` is given."""
+    shape = _shape((shape,) if isinstance(shape, (int, np.integer)) else tuple(shape), "full()")
+    value = _number(value, "full()", "fill_value")
     dev = parse_device(device or "cpu")
-    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
+    if dtype is None:
+        dtype = np.bool_ if isinstance(value, bool) else np.int64 if isinstance(value, int) else DEFAULT_FLOAT
+    dtype = _resolve_dtype(dtype, "full()")
+    if not is_float(dtype) and isinstance(value, float) and not (math.isfinite(value) and value == int(value)):
+        raise ValueError(f"full(): fill_value {value!r} cannot be stored exactly in dtype {dtype}")
     return _finish(backend_for(dev).full_on(shape, value, dtype, dev[1]), requires_grad)
 
 
 def zeros(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(_shape(shape), 0, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full(_shape(shape, "zeros()"), 0.0, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def ones(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(_shape(shape), 1, dtype=dtype, device=device, requires_grad=requires_grad)
+    return full(_shape(shape, "ones()"), 1.0, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Like PyTorch: integer arguments give int64, any float argument gives float32."""
     if stop is None:
         start, stop = 0, start
+    start, stop, step = (_number(v, "arange()", n) for v, n in ((start, "start"), (stop, "end"), (step, "step")))
+    if step == 0:
+        raise ValueError("arange(): step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, stop, step)):
+        raise ValueError(f"arange(): start, end and step must be finite, got {start}, {stop}, {step}")
+    if (stop - start) * step < 0:
+        raise ValueError(f"arange(): step {step} points away from end {stop} (start {start})")
     if dtype is None:
-        is_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+        is_int = all(isinstance(v, int) for v in (start, stop, step))
         dtype = np.int64 if is_int else DEFAULT_FLOAT
-    host = np.arange(start, stop, step, dtype=_resolve_dtype(dtype))
+    host = np.arange(start, stop, step, dtype=_resolve_dtype(dtype, "arange()"))
     return _finish(_place(host, device), requires_grad)
 
 
@@ -61,17 +86,24 @@ def _place(host, device):
     return transfer(host, parse_device(device)) if device is not None else host
 
 
+def _float_dtype(dtype, fn):
+    dtype = _resolve_dtype(dtype, fn) or np.dtype(DEFAULT_FLOAT)
+    if not is_float(dtype):
+        raise TypeError(f"{fn}: random samples need a floating-point dtype, got {dtype}")
+    return dtype
+
+
 def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples, drawn on the host so a seed gives the same values on every device."""
-    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
-    host = _random.generator().standard_normal(_shape(shape), dtype=np.float64).astype(dtype)
+    dtype = _float_dtype(dtype, "randn()")
+    host = _random.generator().standard_normal(_shape(shape, "randn()"), dtype=np.float64).astype(dtype)
     return _finish(_place(host, device), requires_grad)
 
 
 def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
-    dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)
-    host = _random.generator().random(_shape(shape), dtype=np.float64).astype(dtype)
+    dtype = _float_dtype(dtype, "rand()")
+    host = _random.generator().random(_shape(shape, "rand()"), dtype=np.float64).astype(dtype)
     return _finish(_place(host, device), requires_grad)
 
 
@@ -125,15 +157,27 @@ _DLPACK_CUDA = (2, 13)
 
 def from_dlpack(obj) -> Tensor:
     """Zero-copy view of any DLPack producer (torch, CuPy, JAX, numpy) as a tensor."""
-    if not hasattr(obj, "__dlpack_device__"):
-        raise TypeError(f"{type(obj).__name__} does not implement the DLPack protocol (__dlpack_device__)")
-    device_type, device_id = obj.__dlpack_device__()
+    name = type(obj).__name__
+    if not hasattr(obj, "__dlpack_device__") or not hasattr(obj, "__dlpack__"):
+        raise TypeError(f"from_dlpack(): {name} does not implement the DLPack protocol (__dlpack__, __dlpack_device__)")
+    try:
+        device_type, device_id = obj.__dlpack_device__()
+        device_type, device_id = int(device_type), int(device_id)
+    except Exception as exc:  # a producer's own bug: say whose
+        raise TypeError(
+            f"from_dlpack(): {name}.__dlpack_device__() must return (device type, device id), failed with {exc!r}"
+        ) from None
     if device_type == _DLPACK_CPU:
-        return wrap(np.from_dlpack(obj))
-    if device_type in _DLPACK_CUDA:
-        cupy = backend_for(("cuda", device_id)).xp
-        return wrap(cupy.from_dlpack(obj))
-    raise DeviceError(f"from_dlpack: DLPack device type {device_type} is neither CPU (1) nor CUDA (2)")
+        importer = np.from_dlpack
+    elif device_type in _DLPACK_CUDA:
+        importer = backend_for(("cuda", device_id)).xp.from_dlpack
+    else:
+        raise DeviceError(f"from_dlpack(): DLPack device type {device_type} is neither CPU (1) nor CUDA (2)")
+    try:
+        array = importer(obj)
+    except (TypeError, ValueError, RuntimeError, BufferError, AttributeError) as exc:
+        raise TypeError(f"from_dlpack(): {name} is not a valid DLPack producer: {exc}") from None
+    return wrap(array)
 
 
 def backend_name(t: Tensor) -> str:

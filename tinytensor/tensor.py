@@ -6,24 +6,21 @@ installed on the class by ``ops.install``; this file holds the state, conversion
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from . import autograd
-from .backend import DEFAULT_FLOAT, backend_of, parse_device, transfer
+from . import autograd, dtypes
+from .autograd import mark_modified, share_version
+from .backend import backend_of, parse_device, transfer
 from .errors import DeviceError, ShapeError
 
 _new = object.__new__
 _ndarray = np.ndarray
 _generic = np.generic
+_CLOCK = autograd.CLOCK
 
-_DTYPE_NAMES = {
-    "float16": np.float16,
-    "float32": np.float32,
-    "float64": np.float64,
-    "int32": np.int32,
-    "int64": np.int64,
-    "bool": np.bool_,
-}
+__all__ = ["Tensor", "wrap", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
 
 
 def wrap(data, ctx=None) -> Tensor:
@@ -36,52 +33,82 @@ def wrap(data, ctx=None) -> Tensor:
     t._retain_grad = False
     t._ctx = ctx
     t.requires_grad = ctx is not None
+    if ctx is not None:
+        t._stamp = _CLOCK[0]
     return t
 
 
-def as_array(value, dtype=None):
-    """What ``Tensor(value)`` stores: arrays keep their dtype, Python numbers and lists become float32."""
+def _is_foreign_array(value) -> bool:
+    return hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith(("cupy", "array_api_strict"))
+
+
+def as_array(value, dtype=None, fn: str = "tensor()"):
+    """What ``Tensor(value)`` stores: always a new array.
+
+    Python data follows PyTorch (bool, int64, float32); arrays and tensors keep their dtype.
+    ``dtype`` casts, refusing NaN, infinity and out-of-range values for integer dtypes.
+    """
     if isinstance(value, Tensor):
-        data = value.data
+        data = backend_of(value.data).copy(value.data)
     elif isinstance(value, (_ndarray, _generic)):
+        dtypes.check_array_dtype(value.dtype, fn)
         data = np.array(value)  # a copy, as torch.tensor makes: later in-place updates stay ours
-    elif hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith(("cupy", "array_api_strict")):
+    elif _is_foreign_array(value):
+        dtypes.check_array_dtype(value.dtype, fn)
         data = backend_of(value).copy(value)
     else:
-        data = np.asarray(value, dtype=dtype if dtype is not None else DEFAULT_FLOAT)
-        return data
+        data = dtypes.from_python(value, fn)
     if dtype is not None:
-        data = backend_of(data).astype(data, dtype)
+        data = dtypes.checked_cast(data, dtype, backend_of(data), fn)
     return data
 
 
-def _resolve_dtype(dtype):
-    """A numpy dtype from a name, a numpy type or dtype, or an array_api_strict dtype."""
-    if dtype is None:
-        return None
-    if hasattr(dtype, "_np_dtype"):
-        return dtype._np_dtype
-    if isinstance(dtype, str):
-        if dtype not in _DTYPE_NAMES:
-            raise TypeError(f"unknown dtype {dtype!r}: expected one of {sorted(_DTYPE_NAMES)}")
-        return np.dtype(_DTYPE_NAMES[dtype])
-    return dtype if not isinstance(dtype, type) else np.dtype(dtype)
+def tensor_arg(value, fn: str, name: str = "input") -> Tensor:
+    """``value`` as a Tensor for a function that needs one: arrays are wrapped (no copy), Python
+    numbers and lists converted; anything else is a TypeError naming the function and argument."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (_ndarray, _generic)) or _is_foreign_array(value):
+        dtypes.check_array_dtype(value.dtype, f"{fn}()")
+        return wrap(np.asarray(value) if isinstance(value, _generic) else value)
+    if isinstance(value, (bool, int, float, list, tuple)):
+        return Tensor(value)
+    raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
+
+
+def accepts_arrays(fn):
+    """The module-level form of an op (``tt.exp(x)``): its first argument may also be an array or
+    Python data, converted by ``tensor_arg``. Methods (``x.exp()``) skip this: ``self`` is a Tensor."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def op(input, *args, **kwargs):  # noqa: A002 - PyTorch's argument name
+        if type(input) is not Tensor:
+            input = tensor_arg(input, name)  # noqa: A001
+        return fn(input, *args, **kwargs)
+
+    return op
+
+
+def _resolve_dtype(dtype, fn: str = "dtype"):
+    return dtypes.resolve(dtype, fn)
 
 
 class Tensor:
     """An n-dimensional array on one device, with optional gradient tracking.
 
-    ``Tensor(data, dtype=None, requires_grad=False, device=None)`` copies ``data``. Python numbers
-    and lists become float32; numpy and CuPy arrays keep their dtype.
+    ``Tensor(data, dtype=None, requires_grad=False, device=None)`` copies ``data``. Python data
+    follows PyTorch: bools become bool, ints int64, floats (or ints mixed with floats) float32;
+    numpy and CuPy arrays keep their dtype.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retain_grad", "__weakref__")
+    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retain_grad", "_stamp", "_version", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray + Tensor -> Tensor
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashing keeps dict/set use working
 
     def __init__(self, data, dtype=None, requires_grad=False, device=None):
-        dtype = _resolve_dtype(dtype)
-        array = as_array(data, dtype)
+        dtype = dtypes.resolve(dtype, "Tensor()")
+        array = as_array(data, dtype, "Tensor()")
         if device is not None:
             array = transfer(array, parse_device(device))
         self.data = array
@@ -101,19 +128,29 @@ class Tensor:
     def ndim(self) -> int:
         return self.data.ndim
 
+    def dim(self) -> int:
+        return self.data.ndim
+
     @property
     def dtype(self):
         return self.data.dtype
 
-    @property
-    def size(self) -> int:
+    def size(self, dim=None):
+        """The shape (PyTorch's ``size()``), or the length of axis ``dim``."""
+        shape = tuple(self.data.shape)
+        if dim is None:
+            return shape
+        if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+            raise TypeError(f"size(): dim must be an int, got {type(dim).__name__}")
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(f"size(): dim {dim} is out of range for a tensor with {len(shape)} axes")
+        return shape[dim]
+
+    def numel(self) -> int:
         n = 1
         for s in self.data.shape:
             n *= s
         return n
-
-    def numel(self) -> int:
-        return self.size
 
     @property
     def device(self) -> str:
@@ -132,17 +169,33 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.data.shape[0]
 
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
         extra = []
         device = self.device
         if device != "cpu":
             extra.append(f"device={device!r}")
-        if self.dtype != DEFAULT_FLOAT:
+        if dtypes.numpy_dtype(self.dtype) not in (dtypes.DEFAULT_FLOAT, np.dtype(np.int64), np.dtype(np.bool_)):
             extra.append(f"dtype={self.dtype}")
         if self.requires_grad:
             extra.append("requires_grad=True")
         return "Tensor(" + body + "".join(", " + e for e in extra) + ")"
+
+    def __format__(self, spec: str) -> str:
+        # f"{loss:.4f}": a one-element tensor formats as its number, as in PyTorch
+        if self.numel() == 1:
+            return format(self.item(), spec)
+        if spec:
+            raise TypeError(
+                f"unsupported format string {spec!r} for a tensor of shape {self.shape}: only one-element "
+                "tensors format as numbers"
+            )
+        return repr(self)
 
     # ------------------------------------------------------------------ autograd
     def requires_grad_(self, flag: bool = True) -> Tensor:
@@ -164,7 +217,7 @@ class Tensor:
             raise RuntimeError("backward() on a tensor that does not require grad (no graph was recorded)")
         backend = backend_of(self.data)
         if grad is None:
-            if self.size != 1:
+            if self.numel() != 1:
                 raise RuntimeError(
                     f"backward() on a tensor of shape {self.shape} needs a grad argument of that shape: "
                     "only a one-element output can create its own gradient"
@@ -173,40 +226,58 @@ class Tensor:
         else:
             seed = grad.data if isinstance(grad, Tensor) else grad
             if not hasattr(seed, "shape"):
-                seed = backend.asarray(seed, self.data.dtype, self.data)
+                seed = backend.asarray(dtypes.from_python(seed, "backward()"), self.data.dtype, self.data)
             if backend_of(seed) is not backend or backend.device(seed) != backend.device(self.data):
                 raise DeviceError(
                     f"backward(): grad is on {backend_of(seed).device(seed)}, the tensor on {self.device}"
                 )
             if tuple(seed.shape) != self.shape:
                 raise ShapeError(f"backward(): grad has shape {tuple(seed.shape)}, the tensor has shape {self.shape}")
+            if not dtypes.is_float(seed.dtype):
+                raise TypeError(f"backward(): grad must be floating point, got dtype {seed.dtype}")
+            # Our own copy: gradients that pass through unchanged (add, reshape) would otherwise
+            # make a leaf's .grad the caller's buffer.
+            seed = backend.copy(seed)
         autograd.run_backward(self, seed, retain_graph)
 
     def detach(self) -> Tensor:
-        """The same data, cut from the graph."""
-        return wrap(self.data)
+        """The same data (and storage), cut from the graph."""
+        out = wrap(self.data)
+        share_version(self, out)
+        return out
+
+    def clone(self) -> Tensor:
+        """A copy of the data that stays in the graph (its gradient flows back to this tensor)."""
+        out = backend_of(self.data).copy(self.data)
+        if self.requires_grad and autograd.GRAD_ENABLED[0]:
+            return wrap(out, (_identity_backward, (self,)))
+        return wrap(out)
 
     # ------------------------------------------------------------------ conversions
     def to(self, *args, dtype=None, device=None) -> Tensor:
-        """``.to("cuda")``, ``.to("float64")``, ``.to(np.float64)`` or ``.to(device, dtype)``.
+        """``.to("cuda")``, ``.to("float64")``, ``.to(np.float64)``, ``.to(device, dtype)`` or ``.to(other)``.
 
-        Differentiable: gradients flow back to the source device and dtype.
+        Differentiable between floating dtypes: gradients flow back to the source device and
+        dtype. A cast to an integer or bool dtype ends the graph (and refuses NaN, infinity and
+        out-of-range values).
         """
         for arg in args:
-            if isinstance(arg, str) and arg not in _DTYPE_NAMES:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif isinstance(arg, str) and arg not in dtypes.NAMES:
                 device = arg
             else:
                 dtype = arg
-        dtype = _resolve_dtype(dtype)
+        dtype = dtypes.resolve(dtype, "to()")
         data = self.data
         out = data
         if device is not None:
             out = transfer(out, parse_device(device))
         if dtype is not None:
-            out = backend_of(out).astype(out, dtype)
+            out = dtypes.checked_cast(out, dtype, backend_of(out), "to()")
         if out is data:
             return self
-        if self.requires_grad and autograd.GRAD_ENABLED[0]:
+        if self.requires_grad and autograd.GRAD_ENABLED[0] and dtypes.is_float(out.dtype):
             src_device = (backend_of(data).kind, _device_index(data))
             src_dtype = data.dtype
 
@@ -229,6 +300,18 @@ class Tensor:
     def double(self) -> Tensor:
         return self.to(np.float64)
 
+    def half(self) -> Tensor:
+        return self.to(np.float16)
+
+    def long(self) -> Tensor:
+        return self.to(np.int64)
+
+    def int(self) -> Tensor:
+        return self.to(np.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(np.bool_)
+
     def numpy(self) -> np.ndarray:
         """A numpy array of the values; copies back from a GPU (or fake) device."""
         return backend_of(self.data).to_numpy(self.data)
@@ -237,7 +320,7 @@ class Tensor:
         return self.numpy().tolist()
 
     def item(self):
-        if self.size != 1:
+        if self.numel() != 1:
             raise ValueError(f"item() needs a one-element tensor, got shape {self.shape}")
         return self.numpy().reshape(()).item()
 
@@ -247,8 +330,13 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __index__(self):
+        if dtypes.numpy_dtype(self.dtype).kind not in "iu" or self.numel() != 1:
+            raise TypeError(f"only one-element integer tensors can be used as an index, got {self.dtype} {self.shape}")
+        return int(self.item())
+
     def __bool__(self):
-        if self.size != 1:
+        if self.numel() != 1:
             raise ValueError(f"the truth value of a tensor of shape {self.shape} is ambiguous; use .any() or .all()")
         return bool(self.item())
 
@@ -263,6 +351,13 @@ class Tensor:
 
     def __dlpack_device__(self):
         return self.data.__dlpack_device__()
+
+
+def _identity_backward(g):
+    return (g,)
+
+
+autograd.saves_nothing(_identity_backward)
 
 
 def _device_index(data):

@@ -1,6 +1,6 @@
 """Ops on tensors, each next to its gradient. ``install`` makes them Tensor methods and operators."""
 
-from . import arith, elementwise, nn_ops, reduce, shape
+from . import arith, elementwise, inplace, nn_ops, reduce, shape
 
 
 def install(cls) -> None:
@@ -17,7 +17,7 @@ def install(cls) -> None:
         "__pow__": arith.pow,
         "__rpow__": arith.rpow,
         "__neg__": arith.neg,
-        "__matmul__": arith.matmul,
+        "__matmul__": arith.dunder_matmul,
         "__rmatmul__": arith.rmatmul,
         "__eq__": arith.eq,
         "__ne__": arith.ne,
@@ -25,9 +25,20 @@ def install(cls) -> None:
         "__le__": arith.le,
         "__gt__": arith.gt,
         "__ge__": arith.ge,
+        "__and__": arith.and_,
+        "__rand__": arith.and_,
+        "__or__": arith.or_,
+        "__ror__": arith.or_,
+        "__xor__": arith.xor,
+        "__rxor__": arith.xor,
+        "__invert__": arith.invert,
         "__abs__": elementwise.abs,
         "__getitem__": shape.getitem,
         "__setitem__": shape.setitem,
+        "add": arith.add,
+        "sub": arith.sub,
+        "mul": arith.mul,
+        "div": arith.div,
         "matmul": arith.matmul,
         "pow": arith.pow,
         "exp": elementwise.exp,
@@ -45,17 +56,34 @@ def install(cls) -> None:
         "mean": reduce.mean,
         "max": reduce.max,
         "min": reduce.min,
+        "amax": reduce.amax,
+        "amin": reduce.amin,
         "var": reduce.var,
+        "std": reduce.std,
         "logsumexp": reduce.logsumexp,
+        "argmax": reduce.argmax,
+        "argmin": reduce.argmin,
+        "all": reduce.all,
+        "any": reduce.any,
         "reshape": shape.reshape,
+        "view": shape.view,
         "flatten": shape.flatten,
         "permute": shape.permute,
         "transpose": shape.transpose,
+        "t": shape.t,
         "expand": shape.expand,
         "squeeze": shape.squeeze,
         "unsqueeze": shape.unsqueeze,
         "softmax": nn_ops.softmax,
         "log_softmax": nn_ops.log_softmax,
+        "add_": inplace.add_,
+        "sub_": inplace.sub_,
+        "mul_": inplace.mul_,
+        "div_": inplace.div_,
+        "zero_": inplace.zero_,
+        "fill_": inplace.fill_,
+        "copy_": inplace.copy_,
+        "clamp_": inplace.clamp_,
     }
     for name, fn in methods.items():
         setattr(cls, name, fn)

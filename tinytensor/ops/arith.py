@@ -11,10 +11,11 @@ import operator
 
 import numpy as np
 
-from ..autograd import GRAD_ENABLED
+from ..autograd import CLOCK, GRAD_ENABLED, saves_nothing
 from ..backend import backend_of
+from ..dtypes import DEFAULT_FLOAT, numpy_dtype
 from ..errors import DeviceError, ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, tensor_arg, wrap
 
 _ndarray = np.ndarray
 _SCALARS = (int, float, bool)
@@ -34,34 +35,64 @@ def unbroadcast(g, shape):
     return g
 
 
-def combine_error(op: str, a, b) -> Exception:
-    """The error for two arrays an op could not combine: different devices, else shapes."""
+def combine_error(op: str, a, b, cause: Exception | None = None) -> Exception:
+    """The error for two arrays an op could not combine: different devices, else shapes, else
+    ``cause`` (numpy's own complaint) prefixed with the op's name."""
     ba, bb = backend_of(a), backend_of(b)
     da, db = ba.device(a), bb.device(b)
     if da != db:
         return DeviceError(f"{op}: tensors are on different devices ({da} and {db}); move one with .to()")
-    return ShapeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast together")
+    try:
+        np.broadcast_shapes(tuple(a.shape), tuple(b.shape))
+    except ValueError:
+        return ShapeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast together")
+    return ValueError(f"{op}: {cause}")
 
 
 def coerce(value, like: Tensor):
-    """A Python scalar stays a scalar (no upcast); arrays and numpy scalars become tensors."""
+    """An operand as the ops take it: a Python number stays a number (no upcast), a Tensor stays,
+    arrays and numpy scalars of numbers become tensors and numbers; None for anything else (the
+    operator then returns NotImplemented, so Python raises its usual TypeError)."""
     if type(value) in _SCALARS:
         return value
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.generic):
-        return value.item()  # a float64 numpy scalar must not upcast a float32 tensor
+        # a float64 numpy scalar must not upcast a float32 tensor
+        return value.item() if value.dtype.kind in "biuf" else None
     if hasattr(value, "shape") and hasattr(value, "dtype"):
-        return wrap(value)
-    return wrap(backend_of(like.data).asarray(value, like.data.dtype, like.data))
+        try:
+            backend_of(value)
+        except TypeError:
+            return None
+        return wrap(value) if numpy_dtype(value.dtype).kind in "biuf" else None
+    return None
 
 
-def _scalar_operand(a: Tensor, b, fwd, bwd, apply):
+def operand(value, like: Tensor, fn: str, name: str = "other"):
+    """``coerce`` for functions (not operators): an unsupported operand is a TypeError naming it."""
+    out = coerce(value, like)
+    if out is None:
+        raise TypeError(f"{fn}(): argument '{name}' must be a Tensor or a number, got {type(value).__name__}")
+    return out
+
+
+def _float_for_scalar(op: str, x, scalar):
+    """PyTorch's result dtype for an integer or bool tensor with a Python number: a float scalar,
+    or true division, gives the default float (numpy would give float64)."""
+    if numpy_dtype(x.dtype).kind in "biu" and (type(scalar) is float or op == "div"):
+        return backend_of(x).astype(x, DEFAULT_FLOAT)
+    return x
+
+
+def _scalar_operand(op, a: Tensor, b, fwd, bwd, apply):
     """``a <op> b`` where ``b`` is not a Tensor: a Python scalar stays a scalar, arrays are wrapped."""
     b = coerce(b, a)
+    if b is None:
+        return NotImplemented
     if isinstance(b, Tensor):
         return apply(a, b)
-    x = a.data
+    x = _float_for_scalar(op, a.data, b)
     out = fwd(x, b)
     if a.requires_grad and GRAD_ENABLED[0]:
         return wrap(out, (lambda g: (bwd(g, x, b, out, True, False)[0],), (a,)))
@@ -80,30 +111,31 @@ def _make_binary(op: str, fwd, bwd):
     """
 
     def apply(a, b):
-        if type(b) is not Tensor:
-            return _scalar_operand(a, b, fwd, bwd, apply)
+        if type(b) is not Tensor and not isinstance(b, Tensor):
+            return _scalar_operand(op, a, b, fwd, bwd, apply)
         x = a.data
         y = b.data
         if type(x) is not type(y):
             raise combine_error(op, x, y)
         try:
             out = fwd(x, y)
-        except ValueError:
-            raise combine_error(op, x, y) from None
-        need_x = a.requires_grad
-        need_y = b.requires_grad
-        if (need_x or need_y) and GRAD_ENABLED[0]:
-            ctx = (_binary_backward, (a, b), (bwd, x, y, out, need_x, need_y))
-        else:
-            ctx = None
+        except ValueError as exc:
+            raise combine_error(op, x, y, exc) from None
         if type(out) is not _ndarray and isinstance(out, np.generic):
             out = np.asarray(out)
         t = _new(Tensor)
         t.data = out
         t.grad = None
         t._retain_grad = False
-        t._ctx = ctx
-        t.requires_grad = ctx is not None
+        need_x = a.requires_grad
+        need_y = b.requires_grad
+        if (need_x or need_y) and GRAD_ENABLED[0]:
+            t._ctx = (_binary_backward, (a, b), (bwd, x, y, out, need_x, need_y))
+            t._stamp = CLOCK[0]
+            t.requires_grad = True
+        else:
+            t._ctx = None
+            t.requires_grad = False
         return t
 
     apply.__name__ = op
@@ -115,9 +147,11 @@ def _make_reflected(op: str, fwd, bwd):
 
     def apply(a, b):
         b = coerce(b, a)
+        if b is None:
+            return NotImplemented
         if isinstance(b, Tensor):
             return _BINARY[op](b, a)
-        x = a.data
+        x = _float_for_scalar(op, a.data, b)
         out = fwd(b, x)
         if a.requires_grad and GRAD_ENABLED[0]:
             return wrap(out, (lambda g: (bwd(g, b, x, out, False, True)[1],), (a,)))
@@ -128,10 +162,12 @@ def _make_reflected(op: str, fwd, bwd):
 
 
 # Each backward gets (g, x, y, out, need_x, need_y) and returns (gx, gy).
+@saves_nothing
 def _add_bwd(g, x, y, out, nx=True, ny=True):
     return g, g
 
 
+@saves_nothing
 def _sub_bwd(g, x, y, out, nx=True, ny=True):
     return g, (-g if ny else None)
 
@@ -173,28 +209,57 @@ rdiv = _make_reflected("div", operator.truediv, _div_bwd)
 rpow = _make_reflected("pow", operator.pow, _pow_bwd)
 
 
+@saves_nothing
+def _neg_backward(g):
+    return (-g,)
+
+
 def neg(a: Tensor) -> Tensor:
     out = -a.data
     if a.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (lambda g: (-g,), (a,)))
+        return wrap(out, (_neg_backward, (a,)))
     return wrap(out)
 
 
-def _compare(fwd):
+def _no_grad_binary(name, fwd):
+    """Comparisons and logical operators: results are bool (or int) and carry no gradient."""
+
     def op(a, b):
         b = coerce(b, a)
+        if b is None:
+            return NotImplemented
+        x = a.data
         y = b.data if isinstance(b, Tensor) else b
-        return wrap(fwd(a.data, y))
+        if hasattr(y, "shape") and type(y) is not type(x):
+            raise combine_error(name, x, y)
+        try:
+            return wrap(fwd(x, y))
+        except ValueError as exc:
+            raise combine_error(name, x, y, exc) from None
+        except TypeError:  # e.g. & on floats: numpy's message would name ufuncs, not the tensors
+            raise TypeError(
+                f"{name} is not defined for dtypes {x.dtype} and {getattr(y, 'dtype', type(y).__name__)}"
+            ) from None
 
+    op.__name__ = name
     return op
 
 
-eq = _compare(lambda x, y: x == y)
-ne = _compare(lambda x, y: x != y)
-lt = _compare(lambda x, y: x < y)
-le = _compare(lambda x, y: x <= y)
-gt = _compare(lambda x, y: x > y)
-ge = _compare(lambda x, y: x >= y)
+eq = _no_grad_binary("eq", operator.eq)
+ne = _no_grad_binary("ne", operator.ne)
+lt = _no_grad_binary("lt", operator.lt)
+le = _no_grad_binary("le", operator.le)
+gt = _no_grad_binary("gt", operator.gt)
+ge = _no_grad_binary("ge", operator.ge)
+and_ = _no_grad_binary("and", operator.and_)
+or_ = _no_grad_binary("or", operator.or_)
+xor = _no_grad_binary("xor", operator.xor)
+
+
+def invert(a: Tensor) -> Tensor:
+    if numpy_dtype(a.dtype).kind not in "biu":
+        raise TypeError(f"~ (invert) is defined for bool and integer tensors, got dtype {a.dtype}")
+    return wrap(~a.data)
 
 
 # ---------------------------------------------------------------------------- matmul
@@ -230,10 +295,16 @@ def _matmul_shape_error(a, b) -> Exception:
     return ShapeError(f"matmul: the batch axes of shapes {sa} and {sb} cannot be broadcast together")
 
 
-def matmul(a: Tensor, b) -> Tensor:
+def matmul(a, b) -> Tensor:
+    """``a @ b`` for tensors of any rank (numpy's rules), with gradients."""
+    a = tensor_arg(a, "matmul", "input")
     b = coerce(b, a)
     if not isinstance(b, Tensor):
-        raise TypeError("matmul needs two tensors, not a scalar")
+        raise TypeError(f"matmul(): argument 'other' must be a Tensor, got {type(b).__name__}")
+    return _matmul(a, b)
+
+
+def _matmul(a: Tensor, b: Tensor) -> Tensor:
     x, y = a.data, b.data
     if type(x) is not type(y):
         raise combine_error("matmul", x, y)
@@ -276,6 +347,15 @@ def matmul_backward(g, x, y, need_x=True, need_y=True):
     return gx, gy
 
 
+def dunder_matmul(a: Tensor, b) -> Tensor:
+    b = coerce(b, a)
+    if not isinstance(b, Tensor):  # a number or an unsupported type: Python raises its TypeError
+        return NotImplemented
+    return _matmul(a, b)
+
+
 def rmatmul(a: Tensor, b) -> Tensor:
     b = coerce(b, a)
-    return matmul(b, a)
+    if not isinstance(b, Tensor):
+        return NotImplemented
+    return _matmul(b, a)

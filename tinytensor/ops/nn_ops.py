@@ -6,7 +6,8 @@ from .. import random as _random
 from ..autograd import GRAD_ENABLED
 from ..backend import backend_of
 from ..errors import ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, tensor_arg, wrap
+from .args import dim_arg
 from .arith import combine_error, matmul_arrays
 from .elementwise import gelu_forward, gelu_grad
 from .reduce import logsumexp_array, normalize_axes
@@ -15,10 +16,16 @@ from .shape import getitem
 ACTIVATIONS = (None, "relu", "gelu")
 
 
-def softmax(a: Tensor, axis: int = -1) -> Tensor:
+def _softmax_axes(fn, a, dim, axis):
+    dim = dim_arg(fn, dim, axis)
+    return normalize_axes(-1 if dim is None else dim, a.data.ndim)
+
+
+def softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (default: the last axis)."""
     x = a.data
     xp = backend_of(x).xp
-    ax = normalize_axes(axis, x.ndim)
+    ax = _softmax_axes("softmax", a, dim, axis)
     out = xp.exp(x - logsumexp_array(xp, x, ax))
     if a.requires_grad and GRAD_ENABLED[0]:
 
@@ -29,10 +36,11 @@ def softmax(a: Tensor, axis: int = -1) -> Tensor:
     return wrap(out)
 
 
-def log_softmax(a: Tensor, axis: int = -1) -> Tensor:
+def log_softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
+    """x - logsumexp(x) along ``dim`` (default: the last axis)."""
     x = a.data
     xp = backend_of(x).xp
-    ax = normalize_axes(axis, x.ndim)
+    ax = _softmax_axes("log_softmax", a, dim, axis)
     out = x - logsumexp_array(xp, x, ax)
     if a.requires_grad and GRAD_ENABLED[0]:
 
@@ -135,6 +143,11 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     """
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation {activation!r}: expected one of {ACTIVATIONS}")
+    if type(a) is not Tensor:
+        a = tensor_arg(a, "linear", "input")
+    if not isinstance(weight, Tensor) or (bias is not None and not isinstance(bias, Tensor)):
+        weight = tensor_arg(weight, "linear", "weight")
+        bias = None if bias is None else tensor_arg(bias, "linear", "bias")
     x, w = a.data, weight.data
     b = bias.data if bias is not None else None
     if type(x) is not type(w) or (b is not None and type(b) is not type(w)):

@@ -1,25 +1,48 @@
-"""Reductions over axes: sum mean max min var logsumexp (``axis``, ``keepdims``)."""
+"""Reductions over axes: sum mean max min amax amin var std logsumexp argmax argmin all any.
+
+Every reduction takes PyTorch's ``dim``/``keepdim`` or numpy's ``axis``/``keepdims``. ``max`` and
+``min`` follow PyTorch: with ``dim`` they return ``(values, indices)``; with ``axis`` (numpy's
+spelling) or no axis they return the values only; given a tensor they are ``maximum``/``minimum``.
+"""
 
 from __future__ import annotations
 
 import builtins  # this module defines sum/max/min
+from typing import NamedTuple
 
-from ..autograd import GRAD_ENABLED
+import numpy as np
+
+from ..autograd import GRAD_ENABLED, saves_nothing
 from ..backend import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
+from .args import dim_arg, keepdim_arg
+
+
+class ValuesIndices(NamedTuple):
+    """What ``max(dim)``/``min(dim)`` return, as PyTorch's ``torch.return_types.max``."""
+
+    values: Tensor
+    indices: Tensor
 
 
 def normalize_axes(axis, ndim: int) -> tuple:
-    """``axis`` (None, int or tuple) as a sorted tuple of non-negative axes, checked."""
+    """``axis`` (None, int or a sequence of ints) as a sorted tuple of non-negative axes, checked."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+        axes = (axis,)
+    elif isinstance(axis, (tuple, list)) and builtins.all(
+        isinstance(ax, (int, np.integer)) and not isinstance(ax, bool) for ax in axis
+    ):
+        axes = tuple(axis)
+    else:
+        raise TypeError(f"an axis (dim) must be an int or a tuple of ints, got {axis!r}")
     out = []
     for ax in axes:
         if not -ndim <= ax < builtins.max(ndim, 1):
             raise ShapeError(f"axis {ax} is out of range for a tensor with {ndim} axes")
-        out.append(ax % ndim if ndim else 0)
+        out.append(int(ax) % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ShapeError(f"repeated axis in {axis!r}")
     return tuple(sorted(out))
@@ -45,33 +68,41 @@ def _reduce(a: Tensor, axis, keepdims, fwd, bwd):
     out_kept = fwd(xp, x, axes)
     out = out_kept if keepdims else xp.reshape(out_kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
     if a.requires_grad and GRAD_ENABLED[0]:
-        kept = _kept_shape(x.shape, axes)
-
-        def backward(g):
-            return (bwd(backend, xp.reshape(g, kept), x, out_kept, axes),)
-
-        return wrap(out, (backward, (a,)))
+        # the (fn, parents, saved) form: autograd sees the rule ``bwd`` (names, in-place checks)
+        return wrap(out, (_reduce_backward, (a,), (bwd, backend, x, out_kept, axes)))
     return wrap(out)
 
 
-def sum(a, axis=None, keepdims=False):  # noqa: A001
-    return _reduce(
-        a,
-        axis,
-        keepdims,
-        lambda xp, x, axes: xp.sum(x, axis=axes, keepdims=True),
-        lambda bk, g, x, out, axes: bk.copy(bk.xp.broadcast_to(g, x.shape)),
-    )
+def _reduce_backward(g, bwd, backend, x, out_kept, axes):
+    return (bwd(backend, backend.xp.reshape(g, _kept_shape(x.shape, axes)), x, out_kept, axes),)
 
 
-def mean(a, axis=None, keepdims=False):
-    def fwd(xp, x, axes):
-        return xp.mean(x, axis=axes, keepdims=True)
+def _sum_fwd(xp, x, axes):
+    return xp.sum(x, axis=axes, keepdims=True)
 
-    def bwd(bk, g, x, out, axes):
-        return bk.copy(bk.xp.broadcast_to(g / _count(x.shape, axes), x.shape))
 
-    return _reduce(a, axis, keepdims, fwd, bwd)
+@saves_nothing
+def _sum_bwd(bk, g, x, out, axes):
+    return bk.copy(bk.xp.broadcast_to(g, x.shape))
+
+
+def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    return _reduce(a, dim_arg("sum", dim, axis), keepdim_arg("sum", keepdim, keepdims), _sum_fwd, _sum_bwd)
+
+
+def _mean_fwd(xp, x, axes):
+    return xp.mean(x, axis=axes, keepdims=True)
+
+
+@saves_nothing
+def _mean_bwd(bk, g, x, out, axes):
+    return bk.copy(bk.xp.broadcast_to(g / _count(x.shape, axes), x.shape))
+
+
+def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    if not backend_of(a.data).is_float(a.data):
+        raise TypeError(f"mean() needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
+    return _reduce(a, dim_arg("mean", dim, axis), keepdim_arg("mean", keepdim, keepdims), _mean_fwd, _mean_bwd)
 
 
 def _extremum(name):
@@ -93,16 +124,80 @@ _MAX = _extremum("max")
 _MIN = _extremum("min")
 
 
-def max(a, axis=None, keepdims=False):  # noqa: A001
-    return _reduce(a, axis, keepdims, *_MAX)
+def amax(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """The largest values over the axes (ties share the gradient)."""
+    return _reduce(a, dim_arg("amax", dim, axis), keepdim_arg("amax", keepdim, keepdims), *_MAX)
 
 
-def min(a, axis=None, keepdims=False):  # noqa: A001
-    return _reduce(a, axis, keepdims, *_MIN)
+def amin(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    return _reduce(a, dim_arg("amin", dim, axis), keepdim_arg("amin", keepdim, keepdims), *_MIN)
 
 
-def var(a, axis=None, keepdims=False, correction=1):
-    """Variance with ``correction`` subtracted from the count (1: unbiased, as PyTorch's default)."""
+def _with_indices(name, a: Tensor, dim, keepdim) -> ValuesIndices:
+    """PyTorch's ``max(dim)``/``min(dim)``: values and the index of the first extremum; the gradient
+    goes to that index only."""
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"{name}(): dim must be an int, got {dim!r} (amax/amin reduce several axes)")
+    x = a.data
+    backend = backend_of(x)
+    xp = backend.xp
+    ax = normalize_axes(dim, x.ndim)[0] if x.ndim else None
+    if x.size == 0:
+        raise ShapeError(f"{name}() of an empty tensor of shape {tuple(x.shape)}")
+    if ax is None:  # a 0-d tensor: itself, index 0
+        idx_kept = backend.zeros((), np.int64, x)
+        values_kept = x
+    else:
+        pick = xp.argmax if name == "max" else xp.argmin
+        idx_kept = xp.astype(pick(x, axis=ax, keepdims=True), backend.xp.int64)
+        values_kept = xp.take_along_axis(x, idx_kept, axis=ax)
+    squeeze = (lambda arr: arr) if keepdim or ax is None else (lambda arr: xp.squeeze(arr, axis=ax))
+    values, indices = squeeze(values_kept), squeeze(idx_kept)
+    if a.requires_grad and GRAD_ENABLED[0]:
+        shape = x.shape
+
+        def backward(g):
+            g = xp.reshape(g, values_kept.shape)
+            if ax is None:
+                return (g,)
+            positions = xp.reshape(backend.arange(shape[ax], x), tuple(-1 if i == ax else 1 for i in range(len(shape))))
+            return (backend.masked(xp.broadcast_to(g, shape), positions == idx_kept),)
+
+        return ValuesIndices(wrap(values, (backward, (a,))), wrap(indices))
+    return ValuesIndices(wrap(values), wrap(indices))
+
+
+def _max_or_min(name, elementwise, a, dim, keepdim, axis, keepdims):
+    if dim is not None and (isinstance(dim, Tensor) or hasattr(dim, "shape")):
+        return elementwise(a, dim)  # torch.max(a, b): the elementwise maximum
+    keep = keepdim_arg(name, keepdim, keepdims)
+    if dim is not None:
+        if axis is not None:
+            dim_arg(name, dim, axis)  # raises: both spellings
+        return _with_indices(name, a, dim, keep)
+    return _reduce(a, axis, keep, *(_MAX if name == "max" else _MIN))
+
+
+def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """No axis: the largest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: maximum."""
+    from .elementwise import maximum
+
+    return _max_or_min("max", maximum, a, dim, keepdim, axis, keepdims)
+
+
+def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    from .elementwise import minimum
+
+    return _max_or_min("min", minimum, a, dim, keepdim, axis, keepdims)
+
+
+def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    """Variance with ``correction`` subtracted from the count (default 1, as PyTorch; ``unbiased=False``
+    is correction 0)."""
+    if unbiased is not None and correction is not None:
+        raise TypeError("var(): pass unbiased or correction, not both")
+    if correction is None:
+        correction = 0 if unbiased is False else 1
 
     def fwd(xp, x, axes):
         n = _count(x.shape, axes)
@@ -116,7 +211,14 @@ def var(a, axis=None, keepdims=False, correction=1):
         centered = x - xp.mean(x, axis=axes, keepdims=True)
         return g * centered * (2.0 / (n - correction))
 
-    return _reduce(a, axis, keepdims, fwd, bwd)
+    return _reduce(a, dim_arg("var", dim, axis), keepdim_arg("var", keepdim, keepdims), fwd, bwd)
+
+
+def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+    """Standard deviation: the square root of ``var`` (same arguments)."""
+    from .elementwise import sqrt
+
+    return sqrt(var(a, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
 
 
 def logsumexp_array(xp, x, axes):
@@ -126,8 +228,54 @@ def logsumexp_array(xp, x, axes):
     return xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
 
 
-def logsumexp(a, axis=None, keepdims=False):
+def logsumexp(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     def bwd(bk, g, x, out, axes):
         return g * bk.xp.exp(x - out)
 
-    return _reduce(a, axis, keepdims, logsumexp_array, bwd)
+    return _reduce(
+        a, dim_arg("logsumexp", dim, axis), keepdim_arg("logsumexp", keepdim, keepdims), logsumexp_array, bwd
+    )
+
+
+def _index_of(name, a: Tensor, dim, keepdim, axis, keepdims) -> Tensor:
+    x = a.data
+    backend = backend_of(x)
+    xp = backend.xp
+    dim = dim_arg(name, dim, axis)
+    keep = keepdim_arg(name, keepdim, keepdims)
+    if x.size == 0:
+        raise ShapeError(f"{name}() of an empty tensor of shape {tuple(x.shape)}")
+    pick = xp.argmax if name == "argmax" else xp.argmin
+    if dim is None:  # the index into the flattened tensor, as PyTorch
+        out = pick(xp.reshape(x, (-1,)))
+        if keep:
+            out = xp.reshape(out, (1,) * x.ndim)
+    else:
+        out = pick(x, axis=normalize_axes(dim, x.ndim)[0] if x.ndim else None, keepdims=keep)
+    return wrap(xp.astype(out, xp.int64))
+
+
+def argmax(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Index (int64) of the first largest value along ``dim``, or in the flattened tensor."""
+    return _index_of("argmax", a, dim, keepdim, axis, keepdims)
+
+
+def argmin(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    return _index_of("argmin", a, dim, keepdim, axis, keepdims)
+
+
+def _logical(name):
+    def reduce_(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+        x = a.data
+        xp = backend_of(x).xp
+        axes = normalize_axes(dim_arg(name, dim, axis), x.ndim)
+        out = getattr(xp, name)(x, axis=axes, keepdims=keepdim_arg(name, keepdim, keepdims))
+        return wrap(out)
+
+    reduce_.__name__ = name
+    reduce_.__doc__ = f"Whether {name} elements are true (nonzero) over the axes; a bool tensor."
+    return reduce_
+
+
+all = _logical("all")  # noqa: A001
+any = _logical("any")  # noqa: A001

@@ -1,29 +1,45 @@
-"""Shape and indexing ops: views, joins and gathers, with their gradients."""
+"""Shape and indexing ops: views, joins and gathers, with their gradients.
+
+Axis arguments take PyTorch's spelling (``dim``, ``start_dim``, ``dim0``) or numpy's (``axis``).
+A view's result shares its input's in-place version cell (see autograd), as its storage.
+"""
 
 from __future__ import annotations
 
-from ..autograd import GRAD_ENABLED
+import numpy as np
+
+from ..autograd import GRAD_ENABLED, mark_modified, saves_nothing, share_version
 from ..backend import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
+from .args import dim_arg
 from .arith import combine_error, unbroadcast
 from .reduce import normalize_axes
 
 
+@saves_nothing
+def _view_backward(g, backward):
+    return (backward(g),)
+
+
 def _view(a: Tensor, out, backward):
-    if a.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (lambda g: (backward(g),), (a,)))
-    return wrap(out)
+    """A result that may share ``a``'s storage; ``backward(g)`` maps its gradient back (shapes only)."""
+    t = wrap(out, (_view_backward, (a,), (backward,))) if a.requires_grad and GRAD_ENABLED[0] else wrap(out)
+    share_version(a, t)
+    return t
 
 
-def _shape_arg(shape):
+def _shape_arg(fn, shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        return tuple(shape[0])
-    return tuple(shape)
+        shape = tuple(shape[0])
+    for n in shape:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError(f"{fn}(): a shape holds ints, got {tuple(shape)!r}")
+    return tuple(int(n) for n in shape)
 
 
 def reshape(a: Tensor, *shape) -> Tensor:
-    shape = _shape_arg(shape)
+    shape = _shape_arg("reshape", shape)
     x = a.data
     xp = backend_of(x).xp
     try:
@@ -34,14 +50,39 @@ def reshape(a: Tensor, *shape) -> Tensor:
     return _view(a, out, lambda g: xp.reshape(g, in_shape))
 
 
-def flatten(a: Tensor, start_axis: int = 0) -> Tensor:
-    shape = a.shape
-    start = start_axis % max(len(shape), 1)
-    return reshape(a, shape[:start] + (-1,))
+def view(a: Tensor, *shape) -> Tensor:
+    """PyTorch's ``view``: ``reshape`` (numpy and CuPy return a view whenever the layout allows)."""
+    return reshape(a, *shape)
+
+
+def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1, *, start_axis=None, end_axis=None) -> Tensor:
+    """Merge the axes ``start_dim..end_dim`` (inclusive) into one; a 0-d tensor becomes shape (1,)."""
+    start = dim_arg("flatten", start_dim if start_axis is None else None, start_axis)
+    end = dim_arg("flatten", end_dim if end_axis is None else None, end_axis)
+    return reshape(a, flattened_shape(a.shape, start, end))
+
+
+def flattened_shape(in_shape: tuple, start_dim: int, end_dim: int) -> tuple:
+    """The shape ``torch.flatten(x, start_dim, end_dim)`` gives."""
+    ndim = max(len(in_shape), 1)  # as in PyTorch, a 0-d tensor flattens as if it had one axis
+    for name, d in (("start_dim", start_dim), ("end_dim", end_dim)):
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
+            raise TypeError(f"flatten: {name} must be an int, got {type(d).__name__}")
+        if not -ndim <= d < ndim:
+            raise ShapeError(f"flatten: {name}={d} is out of range for shape {in_shape} (expected {-ndim}..{ndim - 1})")
+    start, end = start_dim % ndim, end_dim % ndim
+    if start > end:
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for shape {in_shape}")
+    if not in_shape:
+        return (1,)
+    merged = 1
+    for n in in_shape[start : end + 1]:
+        merged *= n  # an explicit size, not -1, so that zero-size axes reshape too
+    return tuple(in_shape[:start]) + (merged,) + tuple(in_shape[end + 1 :])
 
 
 def permute(a: Tensor, *axes) -> Tensor:
-    axes = _shape_arg(axes)
+    axes = _shape_arg("permute", axes)
     x = a.data
     if len(axes) != x.ndim or sorted(ax % x.ndim for ax in axes) != list(range(x.ndim)):
         raise ShapeError(f"permute: {axes} is not a permutation of the {x.ndim} axes of shape {tuple(x.shape)}")
@@ -51,15 +92,24 @@ def permute(a: Tensor, *axes) -> Tensor:
     return _view(a, xp.permute_dims(x, axes), lambda g: xp.permute_dims(g, inverse))
 
 
-def transpose(a: Tensor, axis0: int = -2, axis1: int = -1) -> Tensor:
+def transpose(a: Tensor, dim0: int = -2, dim1: int = -1, *, axis0=None, axis1=None) -> Tensor:
     """Swap two axes (PyTorch's ``transpose(dim0, dim1)``); the default swaps the last two."""
+    dim0 = dim_arg("transpose", dim0 if axis0 is None else None, axis0)
+    dim1 = dim_arg("transpose", dim1 if axis1 is None else None, axis1)
     ndim = a.ndim
     if ndim < 2:
         raise ShapeError(f"transpose needs at least 2 axes, got shape {a.shape}")
-    i, j = normalize_axes(axis0, ndim)[0], normalize_axes(axis1, ndim)[0]
+    i, j = normalize_axes(dim0, ndim)[0], normalize_axes(dim1, ndim)[0]
     axes = list(range(ndim))
     axes[i], axes[j] = axes[j], axes[i]
     return permute(a, tuple(axes))
+
+
+def t(a: Tensor) -> Tensor:
+    """PyTorch's ``t()``: the transpose of a matrix; 0-d and 1-d tensors are returned as they are."""
+    if a.ndim > 2:
+        raise ShapeError(f"t() needs a tensor with at most 2 axes, got shape {a.shape}; use transpose or mT")
+    return a if a.ndim < 2 else transpose(a, 0, 1)
 
 
 def T(a: Tensor) -> Tensor:
@@ -69,7 +119,7 @@ def T(a: Tensor) -> Tensor:
 
 def expand(a: Tensor, *shape) -> Tensor:
     """Broadcast to ``shape`` (-1 keeps an axis); the gradient sums the broadcast axes."""
-    shape = _shape_arg(shape)
+    shape = _shape_arg("expand", shape)
     x = a.data
     lead = len(shape) - x.ndim
     if lead < 0:
@@ -84,15 +134,15 @@ def expand(a: Tensor, *shape) -> Tensor:
     return _view(a, out, lambda g: unbroadcast(g, in_shape))
 
 
-def squeeze(a: Tensor, axis=None) -> Tensor:
+def squeeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
+    """Remove size-1 axes: all of them, or those of ``dim`` that have size 1 (others are kept, as
+    in PyTorch)."""
+    dim = dim_arg("squeeze", dim, axis)
     x = a.data
-    if axis is None:
+    if dim is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     else:
-        axes = normalize_axes(axis, x.ndim)
-        for ax in axes:
-            if x.shape[ax] != 1:
-                raise ShapeError(f"squeeze: axis {ax} of shape {tuple(x.shape)} has size {x.shape[ax]}, not 1")
+        axes = tuple(ax for ax in normalize_axes(dim, x.ndim) if x.ndim and x.shape[ax] == 1)
     if not axes:
         return a
     xp = backend_of(x).xp
@@ -100,20 +150,29 @@ def squeeze(a: Tensor, axis=None) -> Tensor:
     return _view(a, xp.squeeze(x, axis=axes), lambda g: xp.reshape(g, in_shape))
 
 
-def unsqueeze(a: Tensor, axis: int) -> Tensor:
+def unsqueeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
+    """A new size-1 axis at position ``dim`` of the result."""
+    dim = dim_arg("unsqueeze", dim, axis)
+    if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
+        raise TypeError(f"unsqueeze(): dim must be an int, got {dim!r}")
     x = a.data
     ndim = x.ndim + 1
-    if not -ndim <= axis < ndim:
-        raise ShapeError(f"unsqueeze: axis {axis} is out of range for a result with {ndim} axes")
+    if not -ndim <= dim < ndim:
+        raise ShapeError(f"unsqueeze: dim {dim} is out of range for a result with {ndim} axes")
     xp = backend_of(x).xp
     in_shape = x.shape
-    return _view(a, xp.expand_dims(x, axis=axis % ndim), lambda g: xp.reshape(g, in_shape))
+    return _view(a, xp.expand_dims(x, axis=int(dim) % ndim), lambda g: xp.reshape(g, in_shape))
 
 
 def _join_inputs(op, tensors):
+    if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
+        raise TypeError(f"{op}(): tensors must be a list or tuple of tensors, got {type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
-        raise ValueError(f"{op} needs at least one tensor")
+        raise ValueError(f"{op}(): needs at least one tensor")
+    for k, t in enumerate(tensors):
+        if not isinstance(t, Tensor) and not (hasattr(t, "shape") and hasattr(t, "dtype")):
+            raise TypeError(f"{op}(): tensors[{k}] must be a Tensor, got {type(t).__name__}")
     arrays = [t.data if isinstance(t, Tensor) else t for t in tensors]
     first = arrays[0]
     backend = backend_of(first)
@@ -123,47 +182,50 @@ def _join_inputs(op, tensors):
     return tensors, arrays, backend
 
 
-def concatenate(tensors, axis: int = 0) -> Tensor:
-    tensors, arrays, backend = _join_inputs("concatenate", tensors)
+def concatenate(tensors, dim: int = 0, *, axis=None) -> Tensor:
+    """Join tensors along an existing axis (PyTorch's ``cat``)."""
+    axis = dim_arg("cat", dim if axis is None else None, axis)
+    tensors, arrays, backend = _join_inputs("cat", tensors)
     xp = backend.xp
     ndim = arrays[0].ndim
-    for arr in arrays:
-        if arr.ndim != ndim or any(
-            n != m for i, (n, m) in enumerate(zip(arr.shape, arrays[0].shape, strict=False)) if i != axis % max(ndim, 1)
-        ):
-            raise ShapeError(
-                f"concatenate along axis {axis}: shapes {[tuple(a.shape) for a in arrays]} differ off that axis"
-            )
+    if ndim == 0:
+        raise ShapeError("cat: 0-d tensors cannot be concatenated; use stack")
     ax = normalize_axes(axis, ndim)[0]
+    for arr in arrays:
+        if arr.ndim != ndim or any(n != m for i, (n, m) in enumerate(zip(arr.shape, arrays[0].shape)) if i != ax):
+            raise ShapeError(f"cat along axis {axis}: shapes {[tuple(a.shape) for a in arrays]} differ off that axis")
     out = xp.concat(arrays, axis=ax)
     sizes = [arr.shape[ax] for arr in arrays]
     parents = tuple(t if isinstance(t, Tensor) else wrap(t) for t in tensors)
     if any(p.requires_grad for p in parents) and GRAD_ENABLED[0]:
-
-        def backward(g):
-            grads, start = [], 0
-            for p, n in zip(parents, sizes, strict=False):
-                index = (slice(None),) * ax + (slice(start, start + n), Ellipsis)
-                grads.append(g[index] if p.requires_grad else None)
-                start += n
-            return tuple(grads)
-
-        return wrap(out, (backward, parents))
+        return wrap(out, (_concat_backward, parents, (ax, sizes, tuple(p.requires_grad for p in parents))))
     return wrap(out)
+
+
+@saves_nothing
+def _concat_backward(g, ax, sizes, needs):
+    grads, start = [], 0
+    for need, n in zip(needs, sizes):
+        index = (slice(None),) * ax + (slice(start, start + n), Ellipsis)
+        grads.append(g[index] if need else None)
+        start += n
+    return tuple(grads)
 
 
 cat = concatenate
 
 
-def stack(tensors, axis: int = 0) -> Tensor:
-    tensors = list(tensors)
+def stack(tensors, dim: int = 0, *, axis=None) -> Tensor:
+    """Join tensors of one shape along a new axis."""
+    axis = dim_arg("stack", dim if axis is None else None, axis)
+    tensors, _, _ = _join_inputs("stack", tensors)
     shapes = {t.shape if isinstance(t, Tensor) else tuple(t.shape) for t in tensors}
     if len(shapes) > 1:
         raise ShapeError(f"stack needs tensors of one shape, got {sorted(shapes)}")
-    ndim = len(next(iter(shapes))) + 1 if shapes else 1
+    ndim = len(next(iter(shapes))) + 1
     if not -ndim <= axis < ndim:
-        raise ShapeError(f"stack: axis {axis} is out of range for a result with {ndim} axes")
-    return concatenate([unsqueeze(t if isinstance(t, Tensor) else wrap(t), axis) for t in tensors], axis=axis)
+        raise ShapeError(f"stack: dim {axis} is out of range for a result with {ndim} axes")
+    return concatenate([unsqueeze(t if isinstance(t, Tensor) else wrap(t), axis) for t in tensors], axis)
 
 
 # ---------------------------------------------------------------------------- indexing
@@ -246,13 +308,14 @@ def getitem(a: Tensor, key) -> Tensor:
                 raise IndexError("a 0-d tensor cannot be indexed with an integer array")
             check_index_bounds(backend, gather, x.shape[0], f"axis 0 of shape {tuple(x.shape)}")
             flat = xp.reshape(gather, (-1,))
+            # negative indices counted from the end; the gradient scatters to these same rows
             flat = xp.where(flat < 0, flat + x.shape[0], flat)
             out = xp.reshape(xp.take(x, flat, axis=0), tuple(gather.shape) + tuple(x.shape[1:]))
         else:
-            out = x[key]
+            out = _index(x, key)
     else:
         key, new_axes = _split_new_axes(key, x.ndim)
-        out = x[key]
+        out = _index(x, key)
         if new_axes:
             plain_shape = tuple(out.shape)
             out = xp.reshape(out, _insert_ones(plain_shape, new_axes))
@@ -263,22 +326,56 @@ def getitem(a: Tensor, key) -> Tensor:
                 g = xp.reshape(g, plain_shape)
             gx = backend.zeros(x.shape, g.dtype, g)
             if gather is not None:
-                return (backend.scatter_add(gx, gather, g),)
+                rows = xp.reshape(g, (flat.shape[0],) + tuple(x.shape[1:]))
+                return (backend.scatter_add(gx, flat, rows),)
             if arrays:
                 return (backend.scatter_add(gx, key, g),)
             gx[key] = g
             return (gx,)
 
-        return wrap(out, (backward, (a,)))
-    return wrap(out)
+        result = wrap(out, (backward, (a,)))
+    else:
+        result = wrap(out)
+    if not arrays:  # basic indexing: a view of the same storage
+        share_version(a, result)
+    return result
+
+
+def _index(x, key):
+    try:
+        return x[key]
+    except (IndexError, TypeError) as exc:
+        raise IndexError(f"index {_show_key(key)} is invalid for a tensor of shape {tuple(x.shape)}: {exc}") from None
+
+
+def _show_key(key):
+    parts = [k for k in key if k is not Ellipsis] if isinstance(key, tuple) else [key]
+    return ", ".join("<array>" if hasattr(k, "shape") else repr(k) for k in parts)
 
 
 def setitem(a: Tensor, key, value) -> None:
-    """In-place assignment, for tensors outside any graph (autograd does not track mutation)."""
+    """In-place assignment, for tensors outside any graph; backward refuses to use the old values."""
     if (a.requires_grad or a._ctx is not None) and GRAD_ENABLED[0]:
         raise RuntimeError(
             "in-place assignment to a tensor that requires grad is not supported; "
             "do it under tinytensor.no_grad() or on .detach()"
         )
-    key = _normalize_key(key, a.data)
-    a.data[key] = value.data if isinstance(value, Tensor) else value
+    x = a.data
+    key = _normalize_key(key, x)
+    if isinstance(value, Tensor):
+        value = value.data
+        if type(value) is not type(x) or backend_of(x).device(x) != backend_of(value).device(value):
+            raise combine_error("setitem", x, value)
+    try:
+        x[key] = value
+    except ValueError as exc:
+        if "read-only" in str(exc):
+            raise RuntimeError(
+                "setitem: this tensor is a broadcast view (from expand) whose elements share memory; "
+                "clone() it before writing to it"
+            ) from None
+        raise ShapeError(
+            f"setitem: cannot assign a value of shape {np.shape(value)} to index {_show_key(key)} "
+            f"of shape {tuple(x.shape)}: {exc}"
+        ) from None
+    mark_modified(a)

@@ -1,0 +1,120 @@
+"""Dtypes: names, what Python data becomes (PyTorch's rules), and casts that never wrap silently.
+
+Python data follows PyTorch: bools become bool, ints int64, floats (or a mix of ints and floats)
+float32, the default float. Arrays keep their dtype. A cast to an integer dtype refuses NaN,
+infinity and values out of the target's range instead of producing garbage.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+DEFAULT_FLOAT = np.dtype(np.float32)
+
+NAMES = {
+    "float16": np.float16,
+    "float32": np.float32,
+    "float64": np.float64,
+    "int32": np.int32,
+    "int64": np.int64,
+    "bool": np.bool_,
+}
+SUPPORTED = frozenset(np.dtype(t) for t in NAMES.values())
+
+# What a Python scalar or nested list of one numpy kind becomes.
+_PYTHON_KIND = {"b": np.dtype(np.bool_), "i": np.dtype(np.int64), "u": np.dtype(np.int64), "f": DEFAULT_FLOAT}
+
+
+def numpy_dtype(dtype) -> np.dtype:
+    """The numpy dtype behind a numpy, CuPy or array_api_strict dtype."""
+    return np.dtype(getattr(dtype, "_np_dtype", dtype))
+
+
+def resolve(dtype, fn: str = "dtype"):
+    """A numpy dtype from a name ("float32"), a numpy type or dtype, or an array_api_strict dtype.
+
+    None stays None. Anything else, and dtypes tinytensor does not support, raise TypeError.
+    """
+    if dtype is None:
+        return None
+    if isinstance(dtype, bool) or isinstance(dtype, (int, float)):
+        raise TypeError(
+            f"{fn}: {dtype!r} is not a dtype (use e.g. 'float32' or 'int64'; requires_grad and device "
+            "are keyword arguments)"
+        )
+    if isinstance(dtype, str):
+        if dtype not in NAMES:
+            raise TypeError(f"{fn}: unknown dtype {dtype!r}: expected one of {sorted(NAMES)}")
+        return np.dtype(NAMES[dtype])
+    try:
+        resolved = numpy_dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{fn}: {dtype!r} is not a dtype: expected one of {sorted(NAMES)}") from None
+    if resolved not in SUPPORTED:
+        raise TypeError(f"{fn}: dtype {resolved} is not supported: expected one of {sorted(NAMES)}")
+    return resolved
+
+
+def is_float(dtype) -> bool:
+    return numpy_dtype(dtype).kind == "f"
+
+
+def from_python(value, fn: str = "tensor()") -> np.ndarray:
+    """A numpy array from a Python number or nested list, with PyTorch's dtype rules."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(
+            f"{fn}: data must be a number, a nested list of numbers or an array, got {type(value).__name__}"
+        )
+    try:
+        array = np.asarray(value)
+    except ValueError as exc:
+        raise ValueError(
+            f"{fn}: data is ragged: nested lists must have the same length at each level ({exc})"
+        ) from None
+    except OverflowError:
+        raise ValueError(f"{fn}: an integer in data does not fit in int64") from None
+    kind = array.dtype.kind
+    if kind == "c":
+        raise TypeError(f"{fn}: complex numbers are not supported (data {value!r:.60})")
+    if kind not in _PYTHON_KIND:
+        raise TypeError(
+            f"{fn}: data must hold numbers or bools, got elements that numpy reads as {array.dtype} "
+            f"(data {value!r:.60})"
+        )
+    if kind == "u" and array.size and int(array.max()) > np.iinfo(np.int64).max:
+        raise ValueError(f"{fn}: an integer in data does not fit in int64")
+    return array.astype(_PYTHON_KIND[kind], copy=False)
+
+
+def check_array_dtype(dtype, fn: str) -> None:
+    """Refuse arrays whose dtype tinytensor cannot compute with (complex, object, strings...)."""
+    kind = numpy_dtype(dtype).kind
+    if kind == "c":
+        raise TypeError(f"{fn}: complex arrays are not supported (dtype {dtype})")
+    if kind not in "biuf":
+        raise TypeError(f"{fn}: arrays of dtype {dtype} are not supported: only numbers and bools")
+
+
+def checked_cast(data, dtype, backend, fn: str = "to()"):
+    """``data`` cast to numpy dtype ``dtype`` on its own backend; refuses casts that would lose values.
+
+    Float to integer: NaN, infinity and out-of-range values raise ValueError (numpy would give
+    garbage). Integer narrowing: out-of-range values raise. Floats may overflow to infinity, as in
+    PyTorch. Returns ``data`` itself when it already has the dtype.
+    """
+    target = np.dtype(dtype)
+    source = numpy_dtype(data.dtype)
+    if source == target:
+        return data
+    if target.kind in "iu" and data.size:
+        xp = backend.xp
+        info = np.iinfo(target)
+        if source.kind == "f":
+            if not bool(xp.all(xp.isfinite(data))):
+                raise ValueError(f"{fn}: cannot convert NaN or infinity to {target}")
+            if bool(xp.any(data <= info.min - 1)) or bool(xp.any(data >= info.max + 1)):
+                raise ValueError(f"{fn}: values outside [{info.min}, {info.max}] do not fit in {target}")
+        elif source.kind in "iu" and (np.iinfo(source).min < info.min or np.iinfo(source).max > info.max):
+            if bool(xp.any(data < info.min)) or bool(xp.any(data > info.max)):
+                raise ValueError(f"{fn}: values outside [{info.min}, {info.max}] do not fit in {target}")
+    return backend.astype(data, target)

@@ -1,0 +1,165 @@
+"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_``.
+
+They change the tensor's storage and return the tensor. Like PyTorch, they refuse a tensor that
+requires grad while grad mode is on (its gradient would silently be wrong); under ``no_grad()``
+(weight init, manual updates) they work, and backward then refuses any graph that saved the old
+values (see autograd's version cells). The result keeps the tensor's dtype and shape: a value
+that would need another dtype or a larger shape is an error, never a silent cast or reallocation.
+"""
+
+from __future__ import annotations
+
+from ..autograd import GRAD_ENABLED, mark_modified
+from ..backend import backend_of
+from ..dtypes import numpy_dtype
+from ..errors import ShapeError
+from ..tensor import Tensor
+from .arith import combine_error, operand
+
+
+def _check_writable(fn: str, a: Tensor) -> None:
+    if GRAD_ENABLED[0] and (a.requires_grad or a._ctx is not None):
+        kind = "a leaf tensor that requires grad" if a._ctx is None else "a tensor that is part of a graph"
+        raise RuntimeError(
+            f"{fn}: {kind} cannot be changed in place while gradients are recorded; "
+            "wrap the change in tinytensor.no_grad(), or use the out-of-place op"
+        )
+
+
+def _value(fn: str, a: Tensor, other):
+    """The other operand as an array on ``a``'s device, or a Python number."""
+    other = operand(other, a, fn)
+    if not isinstance(other, Tensor):
+        return other
+    y = other.data
+    x = a.data
+    if type(y) is not type(x) or backend_of(x).device(x) != backend_of(y).device(y):
+        raise combine_error(fn, x, y)
+    return y
+
+
+def _apply(fn: str, a: Tensor, update) -> Tensor:
+    """Run ``update(x)`` (which writes into x) with the errors in the user's terms."""
+    _check_writable(fn, a)
+    x = a.data
+    try:
+        update(x)
+    except TypeError as exc:  # numpy's casting rule: e.g. a float result into an int64 tensor
+        raise TypeError(f"{fn}: the result cannot be stored in a tensor of dtype {x.dtype} ({exc})") from None
+    except ValueError as exc:
+        if "read-only" in str(exc):
+            raise RuntimeError(
+                f"{fn}: this tensor is a broadcast view (from expand) whose elements share memory; clone() it first"
+            ) from None
+        raise ShapeError(
+            f"{fn}: the operand cannot be broadcast to the tensor's shape {tuple(x.shape)} ({exc})"
+        ) from None
+    mark_modified(a)
+    return a
+
+
+def _float_result_into_int(fn: str, a: Tensor, value) -> None:
+    kind = numpy_dtype(a.dtype).kind
+    if kind in "biu" and (
+        isinstance(value, float) or (hasattr(value, "dtype") and numpy_dtype(value.dtype).kind == "f")
+    ):
+        raise TypeError(f"{fn}: a floating-point result cannot be stored in a tensor of dtype {a.dtype}")
+
+
+def add_(a: Tensor, other, alpha=1) -> Tensor:
+    """``a += alpha * other``."""
+    y = _value("add_", a, other)
+    _float_result_into_int("add_", a, y)
+    scaled = y if alpha == 1 else y * alpha
+
+    def update(x):
+        x += scaled
+
+    return _apply("add_", a, update)
+
+
+def sub_(a: Tensor, other, alpha=1) -> Tensor:
+    """``a -= alpha * other``."""
+    y = _value("sub_", a, other)
+    _float_result_into_int("sub_", a, y)
+    scaled = y if alpha == 1 else y * alpha
+
+    def update(x):
+        x -= scaled
+
+    return _apply("sub_", a, update)
+
+
+def mul_(a: Tensor, other) -> Tensor:
+    y = _value("mul_", a, other)
+    _float_result_into_int("mul_", a, y)
+
+    def update(x):
+        x *= y
+
+    return _apply("mul_", a, update)
+
+
+def div_(a: Tensor, other) -> Tensor:
+    y = _value("div_", a, other)
+    if numpy_dtype(a.dtype).kind != "f":
+        raise TypeError(f"div_: true division cannot be stored in a tensor of dtype {a.dtype}")
+
+    def update(x):
+        x /= y
+
+    return _apply("div_", a, update)
+
+
+def fill_(a: Tensor, value) -> Tensor:
+    """Set every element to the number ``value`` (or a one-element tensor's value)."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ShapeError(f"fill_: value must be a number or a one-element tensor, got shape {value.shape}")
+        value = value.item()
+    value = operand(value, a, "fill_", "value")
+    if isinstance(value, Tensor):
+        raise TypeError(f"fill_: value must be a number, got an array of shape {value.shape}")
+    _float_result_into_int("fill_", a, value)
+
+    def update(x):
+        x[...] = value
+
+    return _apply("fill_", a, update)
+
+
+def zero_(a: Tensor) -> Tensor:
+    def update(x):
+        x[...] = 0
+
+    return _apply("zero_", a, update)
+
+
+def copy_(a: Tensor, src) -> Tensor:
+    """Copy ``src``'s values into this tensor (broadcast to its shape, cast to its dtype)."""
+    y = _value("copy_", a, src)
+    if hasattr(y, "dtype") and numpy_dtype(y.dtype) != numpy_dtype(a.dtype):
+        from ..dtypes import checked_cast
+
+        y = checked_cast(y, numpy_dtype(a.dtype), backend_of(y), "copy_")
+
+    def update(x):
+        x[...] = y
+
+    return _apply("copy_", a, update)
+
+
+def clamp_(a: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's argument names
+    if min is None and max is None:
+        raise ValueError("clamp_: needs min, max or both")
+    lo = None if min is None else _value("clamp_", a, min)
+    hi = None if max is None else _value("clamp_", a, max)
+    for bound in (lo, hi):
+        if bound is not None:
+            _float_result_into_int("clamp_", a, bound)
+    xp = backend_of(a.data).xp
+
+    def update(x):
+        x[...] = xp.clip(x, lo, hi)
+
+    return _apply("clamp_", a, update)
