@@ -48,7 +48,7 @@ class Variant:
         return extras
 
     def install_requires(self) -> list[str]:
-        reqs = [NUMPY]
+        reqs = [NUMPY, "tqdm>=4.66"]
         if self.cuda_major:
             reqs += cuda_runtime_requires(self.cuda_major)
         return reqs

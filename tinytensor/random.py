@@ -1,21 +1,79 @@
-"""The global random generator. Creation functions draw on the host, so one seed gives the same
-values on every device; GPU dropout masks come from a seed drawn here."""
+"""The global random generator, and ``Generator`` for private streams (like ``torch.Generator``).
+
+Creation functions draw on the host, so one seed gives the same values on every device; GPU
+dropout masks come from a seed drawn here.
+"""
 
 from __future__ import annotations
+
+import operator
+import secrets
 
 import numpy as np
 
 _state = {"rng": np.random.default_rng()}
 
+# PyTorch accepts seeds in [-2**63, 2**64) and maps negative ones onto the unsigned range.
+_SEED_LOW, _SEED_HIGH = -(2**63), 2**64
+# What a fresh torch.Generator() starts from: a new Generator is repeatable until reseeded.
+DEFAULT_SEED = 67280421310721
+
+
+def _check_seed(seed, where: str) -> int:
+    if isinstance(seed, bool):
+        raise TypeError(f"{where}: seed must be an int, got bool")
+    try:
+        seed = operator.index(seed)
+    except TypeError:
+        raise TypeError(f"{where}: seed must be an int, got {type(seed).__name__}") from None
+    if not _SEED_LOW <= seed < _SEED_HIGH:
+        raise ValueError(f"{where}: seed must be in [-2**63, 2**64), got {seed}")
+    return seed % _SEED_HIGH
+
 
 def manual_seed(seed: int) -> None:
-    """Make tinytensor's random numbers (init, randn, rand, dropout) repeatable."""
-    _state["rng"] = np.random.default_rng(seed)
+    """Make tinytensor's random numbers (init, randn, rand, dropout, DataLoader shuffling) repeatable."""
+    _state["rng"] = np.random.default_rng(_check_seed(seed, "manual_seed"))
 
 
 def generator() -> np.random.Generator:
+    """The numpy Generator behind tinytensor's global random stream."""
     return _state["rng"]
 
 
 def next_seed() -> int:
     return int(_state["rng"].integers(0, 2**63 - 1))
+
+
+class Generator:
+    """A private random stream, as ``torch.Generator``: ``tt.Generator().manual_seed(3)``.
+
+    Pass it where a function takes ``generator=`` (``DataLoader``) to make that randomness
+    independent of the global stream. Like PyTorch's, a new Generator starts from a fixed default
+    seed, so it is repeatable before ``manual_seed``; ``seed()`` reseeds it non-deterministically.
+    Numbers are drawn on the host by the wrapped numpy Generator (``.rng``).
+    """
+
+    __slots__ = ("_initial_seed", "rng")
+
+    def __init__(self):
+        self.manual_seed(DEFAULT_SEED)
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the stream from ``seed``; returns this generator."""
+        self._initial_seed = _check_seed(seed, "Generator.manual_seed")
+        self.rng = np.random.default_rng(self._initial_seed)
+        return self
+
+    def seed(self) -> int:
+        """Reseed from the operating system's entropy; returns the new seed."""
+        new = secrets.randbits(64)
+        self.manual_seed(new)
+        return new
+
+    def initial_seed(self) -> int:
+        """The seed this stream last started from."""
+        return self._initial_seed
+
+    def __repr__(self) -> str:
+        return f"Generator(initial_seed={self._initial_seed})"
