@@ -1,7 +1,9 @@
-"""Optimizers: SGD, Adam, AdamW."""
+"""Optimizers (SGD, Adam, AdamW) and learning-rate schedulers (``optim.lr_scheduler``)."""
 
+from . import lr_scheduler
 from .adam import Adam, AdamW
+from .lr_scheduler import CosineAnnealingLR, LRScheduler, StepLR
 from .optimizer import Optimizer
 from .sgd import SGD
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler", "LRScheduler", "StepLR", "CosineAnnealingLR"]

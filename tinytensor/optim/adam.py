@@ -5,22 +5,36 @@ from __future__ import annotations
 import math
 
 from ..backend import backend_of
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_nonnegative
 
 
 class Adam(Optimizer):
     decoupled = False
+    _param_shaped_state = ("exp_avg", "exp_avg_sq")
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
-        if lr < 0 or eps < 0 or weight_decay < 0:
-            raise ValueError(f"lr, eps and weight_decay must be >= 0, got {lr}, {eps}, {weight_decay}")
-        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
-            raise ValueError(f"betas must be in [0, 1), got {betas}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay))
+        if isinstance(betas, list):
+            betas = tuple(betas)
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+
+    def _check_hyperparameters(self, hp):
+        problem = check_nonnegative(hp, "lr", "eps", "weight_decay")
+        if problem:
+            return problem
+        betas = hp["betas"]
+        if (
+            not isinstance(betas, (tuple, list))
+            or len(betas) != 2
+            or not all(check_nonnegative({"b": b}, "b") is None and b < 1 for b in betas)
+        ):
+            return f"invalid betas {betas!r}: must be two numbers in [0, 1)"
+        return None
 
     def _update(self, p, grad, state, group):
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        xp = backend_of(p.data).xp
+        data = p.data
+        backend = backend_of(data)
+        xp = backend.xp
         if wd:
             if self.decoupled:
                 p.data *= 1 - lr * wd
@@ -28,8 +42,9 @@ class Adam(Optimizer):
                 grad = grad + wd * p.data
         if "step" not in state:
             state["step"] = 0
-            state["exp_avg"] = xp.zeros_like(p.data)
-            state["exp_avg_sq"] = xp.zeros_like(p.data)
+            # on the parameter's device (CuPy's zeros_like would use the current one)
+            state["exp_avg"] = backend.zeros(data.shape, data.dtype, data)
+            state["exp_avg_sq"] = backend.zeros(data.shape, data.dtype, data)
         state["step"] += 1
         m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         m *= beta1

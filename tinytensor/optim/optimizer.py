@@ -1,49 +1,326 @@
-"""The optimizer base: parameter groups, per-parameter state that follows its parameter's device."""
+"""The optimizer base: parameter groups, their validation, per-parameter state and its state dict.
+
+State is kept per parameter (keyed by ``id(p)``) and follows the parameter's device: a module
+moved with ``.to()`` after some steps keeps training. ``state_dict()`` uses PyTorch's layout, in
+which parameters are named by their position across all groups.
+"""
 
 from __future__ import annotations
 
-from ..autograd import no_grad
+import copy
+import numbers
+
+import numpy as np
+
+from ..autograd import enable_grad, no_grad
 from ..backend import backend_of, parse_device, transfer
+from ..errors import DeviceError, ShapeError
+from ..tensor import Tensor, mark_modified, wrap
+
+_ndarray = np.ndarray
+
+# Group keys that are not hyperparameters of the optimizer but are legitimately present:
+# schedulers record "initial_lr"; named parameters give "param_names".
+_EXTRA_GROUP_KEYS = ("params", "initial_lr", "param_names")
 
 
 class Optimizer:
-    def __init__(self, params, defaults: dict):
-        params = list(params)
-        if not params:
-            raise ValueError("the optimizer got an empty parameter list")
-        groups = params if isinstance(params[0], dict) else [{"params": params}]
-        self.param_groups = []
-        for group in groups:
-            full = dict(defaults)
-            full.update(group)
-            full["params"] = list(full["params"])
-            self.param_groups.append(full)
-        self.state: dict[int, dict] = {}
+    """Base class: ``params`` is an iterable of Tensors, or of dicts (parameter groups) each with
+    ``"params"`` and optional per-group hyperparameters that override ``defaults``.
 
+    Subclasses implement ``_update(p, grad, state, group)`` (one parameter, in place, under
+    no_grad) and may implement ``_check_hyperparameters``.
+    """
+
+    # State keys whose arrays have their parameter's shape (load_state_dict checks them).
+    _param_shaped_state: tuple = ()
+
+    def __init__(self, params, defaults: dict):
+        name = type(self).__name__
+        self.defaults = dict(defaults)
+        self.state: dict[int, dict] = {}
+        self.param_groups: list[dict] = []
+        problem = self._check_hyperparameters(self.defaults)
+        if problem:
+            raise ValueError(f"{name}: {problem}")
+        if isinstance(params, Tensor):
+            raise TypeError(f"{name}: params must be an iterable of Tensors or dicts, got {type(params).__name__}")
+        if isinstance(params, dict):
+            raise TypeError(f"{name}: params is one dict; pass a list of param-group dicts: [{{'params': ...}}]")
+        if isinstance(params, (str, bytes, set, frozenset)):
+            raise TypeError(
+                f"{name}: params must be an ordered iterable (list) of Tensors or dicts, got {type(params).__name__}"
+            )
+        try:
+            items = list(params)
+        except TypeError:
+            raise TypeError(
+                f"{name}: params must be an iterable of Tensors or dicts, got {type(params).__name__}"
+            ) from None
+        if not items:
+            raise ValueError(f"{name}: got an empty parameter list")
+        dicts = [isinstance(item, dict) for item in items]
+        if any(dicts) and not all(dicts):
+            raise TypeError(f"{name}: params mixes parameter-group dicts with other items; give all groups as dicts")
+        for group in items if dicts[0] else [{"params": items}]:
+            self.add_param_group(group)
+
+    # ------------------------------------------------------------------ groups
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own hyperparameters (the rest from ``defaults``)."""
+        name, index = type(self).__name__, len(self.param_groups)
+        where = f"{name}: param group {index}"
+        if not isinstance(param_group, dict):
+            raise TypeError(f"{where} must be a dict, got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ValueError(f"{where} has no 'params' key")
+        unknown = [k for k in param_group if k not in self.defaults and k not in _EXTRA_GROUP_KEYS]
+        if unknown:
+            raise ValueError(
+                f"{where} has unknown hyperparameter(s) {', '.join(map(repr, unknown))}; "
+                f"{name} takes {', '.join(self.defaults)}"
+            )
+        params, names = _group_params(param_group["params"], where)
+        seen: dict[int, int] = {}
+        for k, p in enumerate(params):
+            first = seen.setdefault(id(p), k)
+            if first != k:
+                raise ValueError(
+                    f"{where}: the same parameter is at positions {first} and {k} (it would be stepped twice)"
+                )
+        for other_index, other in enumerate(self.param_groups):
+            for p in other["params"]:
+                if id(p) in seen:
+                    raise ValueError(
+                        f"{where}: its parameter at position {seen[id(p)]} is already in param group "
+                        f"{other_index} (a parameter may belong to one group only)"
+                    )
+        group = dict(self.defaults)
+        group.update(param_group)
+        group["params"] = params
+        if names is not None:
+            group["param_names"] = names
+        problem = self._check_hyperparameters(group)
+        if problem:
+            raise ValueError(f"{where}: {problem}")
+        self.param_groups.append(group)
+
+    def _check_hyperparameters(self, hp: dict) -> str | None:
+        """The first problem with one group's hyperparameters, as a message, or None."""
+        return None
+
+    @property
+    def lr(self):
+        """The first group's learning rate; setting it sets every group's (1.x's ``optimizer.lr``)."""
+        return self.param_groups[0]["lr"]
+
+    @lr.setter
+    def lr(self, value) -> None:
+        problem = check_nonnegative({"lr": value}, "lr")
+        if problem:
+            raise ValueError(f"{type(self).__name__}: {problem}")
+        for group in self.param_groups:
+            group["lr"] = value
+
+    # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
-                    p.grad = None if set_to_none else p.grad * 0
-
-    def _state_for(self, p) -> dict:
-        """The parameter's state, moved to its current device if the module was moved since."""
-        state = self.state.setdefault(id(p), {})
-        data = p.data
-        for key, value in state.items():
-            if hasattr(value, "shape") and not _same_place(value, data):
-                state[key] = transfer(value, parse_device(backend_of(data).device(data)))
-        return state
+                grad = p.grad
+                if grad is not None:
+                    if set_to_none:
+                        p.grad = None
+                    else:
+                        # zeros, not grad * 0: a NaN or inf gradient must not survive zeroing
+                        data = grad.data if isinstance(grad, Tensor) else grad
+                        p.grad = backend_of(data).zeros(data.shape, data.dtype, data)
 
     @no_grad()
-    def step(self) -> None:
+    def step(self, closure=None):
+        """Update every parameter that has a gradient; ``closure`` (optional) recomputes the loss first."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        # Locals: this loop runs for every parameter of every training step.
+        update, state_for, modified, ndarray = self._update, self._state_for, mark_modified, _ndarray
         for group in self.param_groups:
             for p in group["params"]:
-                if p.grad is not None:
-                    self._update(p, p.grad, self._state_for(p), group)
+                grad = p.grad
+                if grad is None:
+                    continue
+                data = p.data
+                if type(grad) is not ndarray or type(data) is not ndarray:
+                    grad = self._foreign_grad(p, grad)
+                if grad.shape != data.shape:  # it would broadcast into the update silently
+                    raise ShapeError(
+                        f"{type(self).__name__}.step(): the gradient of parameter {self._position(p)} has shape "
+                        f"{tuple(grad.shape)}, the parameter has shape {tuple(data.shape)}"
+                    )
+                update(p, grad, state_for(p), group)
+                modified(p)  # a graph that saved p before this step must not backpropagate through it
+        return loss
 
     def _update(self, p, grad, state, group) -> None:
         raise NotImplementedError
+
+    def _foreign_grad(self, p, grad):
+        """A gradient that is not a plain numpy array (a Tensor, a GPU or strict array): its array,
+        checked to be on the parameter's backend and device."""
+        if isinstance(grad, Tensor):
+            grad = grad.data
+        elif isinstance(grad, np.generic):
+            grad = np.asarray(grad)
+        data = p.data
+        try:
+            grad_backend = backend_of(grad)
+        except TypeError:
+            raise TypeError(
+                f"{type(self).__name__}.step(): the gradient of parameter {self._position(p)} is a "
+                f"{type(grad).__name__}, expected a Tensor or an array"
+            ) from None
+        if not _same_place(grad, data):
+            raise DeviceError(
+                f"{type(self).__name__}.step(): the gradient of parameter {self._position(p)} is on "
+                f"{grad_backend.device(grad)}, the parameter on {backend_of(data).device(data)}"
+            )
+        return grad
+
+    def _position(self, p) -> int:
+        """``p``'s index across all groups, as state_dict() numbers it (for error messages)."""
+        index = 0
+        for group in self.param_groups:
+            for q in group["params"]:
+                if q is p:
+                    return index
+                index += 1
+        return -1
+
+    def _state_for(self, p) -> dict:
+        """The parameter's state, moved to its current device if the module was moved since."""
+        state = self.state.get(id(p))
+        if state is None:
+            state = self.state[id(p)] = {}
+            return state
+        data = p.data
+        on_host = type(data) is _ndarray
+        for key, value in state.items():
+            if on_host and type(value) is _ndarray:
+                continue  # the common case, kept cheap: both on the CPU
+            if hasattr(value, "shape") and not _same_place(value, data):
+                state[key] = transfer(value, _device_of(data))
+        return state
+
+    # ------------------------------------------------------------------ state dict
+    def state_dict(self) -> dict:
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``, as in PyTorch.
+
+        Arrays are copied (as Tensors): later steps do not change a state dict taken earlier.
+        """
+        index_of: dict[int, int] = {}
+        groups = []
+        for group in self.param_groups:
+            packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
+            packed["params"] = [index_of.setdefault(id(p), len(index_of)) for p in group["params"]]
+            groups.append(packed)
+        state = {
+            index_of[key]: {k: _snapshot(v) for k, v in values.items()}
+            for key, values in self.state.items()
+            if key in index_of and values  # a parameter without state (plain SGD) is left out, as in PyTorch
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a ``state_dict()``: hyperparameters per group, and state placed on each parameter's
+        current device and (floating state) dtype. The loaded dict is copied, never aliased."""
+        where = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError(f"{where}: expected a dict with 'state' and 'param_groups', as state_dict() returns")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(
+                f"{where}: the state dict has {len(saved_groups)} parameter group(s), "
+                f"this optimizer has {len(self.param_groups)}"
+            )
+        by_index = {}
+        for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups, strict=True)):
+            saved_params = saved.get("params", [])
+            if len(saved_params) != len(group["params"]):
+                raise ValueError(
+                    f"{where}: parameter group {i} has {len(saved_params)} parameter(s) in the state dict, "
+                    f"{len(group['params'])} in this optimizer"
+                )
+            missing = [k for k in self.defaults if k not in saved]
+            unknown = [k for k in saved if k not in self.defaults and k not in _EXTRA_GROUP_KEYS]
+            if missing or unknown:
+                raise ValueError(
+                    f"{where}: parameter group {i} lacks {missing} and has unknown keys {unknown}: "
+                    f"is it the state of another kind of optimizer than {type(self).__name__}?"
+                )
+            problem = self._check_hyperparameters(saved)
+            if problem:
+                raise ValueError(f"{where}: parameter group {i}: {problem}")
+            by_index.update(zip(saved_params, group["params"], strict=True))
+        state, shaped = {}, self._param_shaped_state
+        for index, values in state_dict["state"].items():
+            p = by_index.get(index)
+            if p is None:
+                raise ValueError(f"{where}: the state dict has state for parameter {index!r}, which no group lists")
+            state[id(p)] = {
+                key: _placed(value, p, key, f"{where}: state {key!r} of parameter {index}", key in shaped)
+                for key, value in values.items()
+            }
+        # Everything was checked and converted: only now change the optimizer.
+        for saved, group in zip(saved_groups, self.param_groups, strict=True):
+            params, names = group["params"], group.get("param_names")
+            group.clear()
+            group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+            group["params"] = params
+            if names is not None and "param_names" not in saved:
+                group["param_names"] = names
+        self.state = state
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {group[k]}" for k in sorted(group) if k not in ("params", "param_names"))
+        return "\n".join(lines) + "\n)"
+
+
+# ---------------------------------------------------------------------- helpers
+def check_nonnegative(hp: dict, *names) -> str | None:
+    """A message for the first of ``names`` whose value is not a real number >= 0, else None."""
+    for name in names:
+        value = hp[name]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+            return f"invalid {name} {value!r}: must be a number >= 0"
+    return None
+
+
+def _group_params(params, where):
+    """A group's parameters as a list, and their names when given as (name, tensor) pairs."""
+    if isinstance(params, Tensor):
+        params = [params]
+    elif isinstance(params, (set, frozenset)):
+        raise TypeError(f"{where}: params must be ordered (a list), not a set: the state dict numbers them in order")
+    elif isinstance(params, (str, bytes, dict)) or not hasattr(params, "__iter__"):
+        raise TypeError(f"{where}: params must be an iterable of Tensors, got {type(params).__name__}")
+    params = list(params)
+    names = None
+    pairs = [isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str) for p in params]
+    if params and all(pairs):  # model.named_parameters(), as PyTorch accepts
+        names = [p[0] for p in params]
+        params = [p[1] for p in params]
+    for k, p in enumerate(params):
+        if not isinstance(p, Tensor):
+            raise TypeError(f"{where}: params[{k}] is a {type(p).__name__}, expected a Tensor (a Parameter)")
+        if not (p.is_leaf or p._retain_grad):
+            raise ValueError(
+                f"{where}: params[{k}] is a non-leaf tensor (the result of an op); optimize the leaf "
+                "tensors it was computed from, or a .detach()ed copy with requires_grad"
+            )
+    return params, names
 
 
 def _same_place(a, b) -> bool:
@@ -51,3 +328,37 @@ def _same_place(a, b) -> bool:
         return False
     backend = backend_of(a)
     return backend.kind == "cpu" or backend.device(a) == backend.device(b)
+
+
+def _device_of(data):
+    return parse_device(backend_of(data).device(data))
+
+
+def _snapshot(value):
+    """A copy of one state value for a state dict: arrays become Tensors of their own copy."""
+    if hasattr(value, "shape") and not isinstance(value, np.generic):
+        return wrap(backend_of(value).copy(value))
+    return copy.deepcopy(value)
+
+
+def _placed(value, p, key, where, param_shaped):
+    """One loaded state value as the optimizer keeps it: arrays copied onto ``p``'s device and
+    (floating state) dtype; the step count as a Python int."""
+    if isinstance(value, Tensor):
+        value = value.data
+    if not hasattr(value, "shape"):
+        return copy.deepcopy(value)
+    if key == "step":  # PyTorch saves the step count as a 0-d tensor
+        return int(float(value))
+    try:
+        backend_of(value)
+    except TypeError:  # another library's array (a torch tensor, ...): through numpy
+        value = np.asarray(value)
+    data = p.data
+    if param_shaped and tuple(value.shape) != tuple(data.shape):
+        raise ValueError(f"{where} has shape {tuple(value.shape)}, the parameter has shape {tuple(data.shape)}")
+    out = transfer(value, _device_of(data))
+    backend = backend_of(out)
+    if backend.is_float(out) and out.dtype != data.dtype:
+        out = backend.astype(out, data.dtype)
+    return backend.copy(out) if out is value else out

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_nonnegative
 
 
 class SGD(Optimizer):
+    _param_shaped_state = ("momentum_buffer",)
+
     def __init__(
         self,
         params,
@@ -15,13 +17,20 @@ class SGD(Optimizer):
         weight_decay: float = 0.0,
         nesterov: bool = False,
     ):
-        if lr < 0 or momentum < 0 or weight_decay < 0:
-            raise ValueError(f"lr, momentum and weight_decay must be >= 0, got {lr}, {momentum}, {weight_decay}")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum needs momentum > 0 and dampening == 0")
         super().__init__(
             params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
         )
+
+    def _check_hyperparameters(self, hp):
+        problem = check_nonnegative(hp, "lr", "momentum", "weight_decay")
+        if problem:
+            return problem
+        dampening = hp["dampening"]
+        if isinstance(dampening, bool) or not isinstance(dampening, (int, float)):
+            return f"invalid dampening {dampening!r}: must be a number"
+        if hp["nesterov"] and (hp["momentum"] <= 0 or dampening != 0):
+            return f"Nesterov momentum needs momentum > 0 and dampening == 0, got {hp['momentum']} and {dampening}"
+        return None
 
     def _update(self, p, grad, state, group):
         wd, momentum = group["weight_decay"], group["momentum"]
