@@ -1,0 +1,156 @@
+"""``save`` and ``load`` (``tt.save``, ``tt.load``) and the two behind ``Module.save`` / ``Module.load``.
+
+A file is recognised by its first bytes: a ZIP archive is a ``.tt`` file of this version
+(``archive``); a pickle (protocol 2+) can only be a 1.x ``.tt`` file and goes to the allow-list
+reader (``legacy_pickle``); anything else is refused. ``map_location`` decides where tensors
+(and CuPy or array_api_strict arrays) go; numpy arrays always stay numpy arrays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+import numpy as np
+
+from ..backend import parse_device, transfer
+from ..errors import CudaUnavailableError, DeviceError, ShapeError
+from ..tensor import Tensor
+from . import legacy
+from .archive import read_archive, write_archive
+from .atomic import write_atomically
+from .format import PICKLE_PROTO, ZIP_SIGNATURE, FileFormatError
+from .legacy_pickle import read_legacy
+
+
+def save(obj, path) -> None:
+    """Write ``obj`` to ``path`` as a ``.tt`` file (docs/file-format.md).
+
+    ``obj`` may hold tensors (dtype, shape, device and requires_grad are kept), numpy arrays and
+    scalars, CuPy and array_api_strict arrays, None, bool, int, float, str, and lists, tuples,
+    dicts and OrderedDicts of these (keys: None, bool, int, float, str or tuples of those): a
+    state dict, an optimizer's state dict, or a checkpoint dict of both. Anything else (a
+    function, a Module, an object or complex array) raises TypeError naming where it sits, e.g.
+    ``obj['layers'][2]``. The write is atomic: on any failure the file at ``path`` is unchanged.
+    """
+    path = _fspath(path, "save")
+    write_atomically(path, lambda fh: write_archive(obj, fh))
+
+
+def load(path, map_location=None):
+    """The object saved in ``path`` (a ``.tt`` file; 1.x files give their dict of numpy arrays).
+
+    ``map_location``: None puts every tensor back on the device it was saved from; a device
+    string (``"cpu"``, ``"cuda:0"``, ``"strict:NAME"``) puts them all there; a dict maps saved
+    devices to devices (``{"cuda:1": "cuda:0"}``), others staying put. A tensor saved on a GPU
+    raises ``CudaUnavailableError`` where CUDA cannot be used, unless mapped elsewhere.
+    Nothing in a file is ever run: damaged, foreign and too-new files raise ``FileFormatError``,
+    pickles other than 1.x files ``UnsafePickleError``.
+    """
+    obj, _ = _read(_fspath(path, "load"), map_location)
+    return obj
+
+
+def save_module(module, path) -> None:
+    """``Module.save``: the module's ``state_dict()`` to ``path``."""
+    save(module.state_dict(), path)
+
+
+def load_module(module, path, strict: bool = True):
+    """``Module.load``: a file's state dict into ``module`` (its device and dtype), 1.x files converted."""
+    path = _fspath(path, "Module.load")
+    obj, is_1x = _read(path, "cpu")  # read on the host: a GPU checkpoint loads on a CPU-only machine
+    if not is_1x:
+        _check_state_dict(obj, path, "")
+        return module.load_state_dict(obj, strict=strict)
+    _check_state_dict(obj, path, "1.x ")
+    state = legacy.convert_state(obj, module)
+    try:
+        return module.load_state_dict(state, strict=strict)
+    except (KeyError, ShapeError) as exc:
+        detail = exc.args[0] if exc.args else exc
+        raise type(exc)(f"{path} is a pytinytensor 1.x file: {detail}; note: {legacy.LIMITS}") from exc
+
+
+# ---------------------------------------------------------------------------- reading
+def _read(path: str, map_location) -> tuple[object, bool]:
+    """(object, whether the file is a 1.x pickle)."""
+    place = _placer(path, map_location)
+    with open(path, "rb") as fh:
+        head = fh.read(4)
+        if head.startswith(ZIP_SIGNATURE):
+            fh.close()
+            return read_archive(path, place), False
+        if head[:1] == bytes([PICKLE_PROTO]):
+            fh.seek(0)
+            return read_legacy(path, fh), True
+    if not head:
+        raise FileFormatError(f"{path}: empty file (0 bytes), not a .tt file")
+    raise FileFormatError(
+        f"{path}: not a .tt file: it starts with {head!r}, neither a tinytensor archive (a ZIP, b'PK\\x03\\x04') "
+        "nor a 1.x pickle (b'\\x80')"
+    )
+
+
+def _placer(path: str, map_location):
+    """``place(host_array, saved_device, where)`` for the decoder, following ``map_location``."""
+    if map_location is None:
+        mapping = {}
+    elif isinstance(map_location, str):
+        parse_device(map_location)  # a bad device string fails before the file is read
+        mapping = None
+    elif isinstance(map_location, dict):
+        for device in (*map_location.keys(), *map_location.values()):
+            parse_device(device)
+        mapping = map_location
+    else:
+        raise TypeError(
+            f"load(): map_location must be None, a device string such as 'cpu' or a dict of device strings, "
+            f"got {type(map_location).__name__}"
+        )
+
+    def place(host: np.ndarray, saved: str, where: str):
+        try:
+            parse_device(saved)
+        except DeviceError:
+            raise FileFormatError(f"{where}: unknown device {saved!r}") from None
+        target = map_location if mapping is None else mapping.get(saved, saved)
+        try:
+            return transfer(host, parse_device(target))
+        except CudaUnavailableError as exc:
+            raise CudaUnavailableError(
+                f"{path}: {where} was saved on {saved!r}, but {exc}; to load this file on a machine without "
+                "a usable GPU pass map_location='cpu' (tt.load(path, map_location='cpu'); Module.load does so itself)"
+            ) from None
+
+    return place
+
+
+def _check_state_dict(obj, path: str, era: str) -> None:
+    """``obj`` is a state dict (name -> tensor or array), or a TypeError says what it is instead."""
+    arrays = (np.ndarray,) if era else (Tensor, np.ndarray)
+    if type(obj) in (dict, OrderedDict) and all(isinstance(k, str) and isinstance(v, arrays) for k, v in obj.items()):
+        return
+    if isinstance(obj, dict):
+        what = f"a dict with keys {list(obj)[:8]!r}"
+    else:
+        what = f"a {type(obj).__name__}"
+    hint = (
+        "load it with tt.load(path); for 1.x layouts tinytensor.serialization.convert_1x_state(state, model) "
+        "converts one state dict"
+        if era
+        else "load it with tt.load(path) and pass the model's part to load_state_dict()"
+    )
+    raise TypeError(
+        f"{path} holds {what}, not a {era}model state dict (name -> {'array' if era else 'tensor'}): {hint}"
+    )
+
+
+def _fspath(path, fn: str) -> str:
+    try:
+        return os.fspath(path)
+    except TypeError:
+        raise TypeError(
+            f"{fn}(): path must be a file path (str or os.PathLike), got {type(path).__name__}; file objects "
+            "are not supported, since a save writes a temporary file and renames it"
+        ) from None

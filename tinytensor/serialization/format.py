@@ -1,0 +1,41 @@
+"""The constants of the ``.tt`` format (version 1) and the errors a reader raises.
+
+Kept apart from the writer and the reader so that both, the tests and docs/file-format.md name
+the same member names, dtypes and version.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+MAGIC = "tinytensor"  # manifest.json's "magic"
+FORMAT_VERSION = 1  # the version this code writes, and the newest it reads
+
+MANIFEST = "manifest.json"
+DATA = "data.json"
+ARRAY_DIR = "arrays/"
+
+ZIP_SIGNATURE = b"PK\x03\x04"  # a ZIP archive's first local file header
+PICKLE_PROTO = 0x80  # pickle's PROTO opcode: the first byte of every protocol 2+ pickle
+
+# Dtypes a tensor can have in a file: exactly the dtypes tinytensor's tensors support.
+TENSOR_DTYPES = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "int32", "int64", "bool"))
+# Dtypes a plain array (numpy, CuPy, array_api_strict) can have: every fixed-size real number and
+# bool. Not object (pickled Python objects), complex, strings, structured or datetime arrays.
+ARRAY_DTYPES = TENSOR_DTYPES | frozenset(np.dtype(t) for t in ("int8", "int16", "uint8", "uint16", "uint32", "uint64"))
+
+
+class FileFormatError(ValueError):
+    """A file that is not a readable ``.tt`` file: corrupt, truncated, foreign or too new."""
+
+
+class UnsafePickleError(FileFormatError, pickle.UnpicklingError):
+    """A pickle that asks for something a 1.x ``.tt`` file never holds: refused, never run."""
+
+
+def dtype_allowed(dtype, *, tensor: bool) -> bool:
+    """Whether a (numpy) dtype may be stored, as a tensor's or as a plain array's."""
+    dtype = np.dtype(dtype)
+    return dtype.newbyteorder("=") in (TENSOR_DTYPES if tensor else ARRAY_DTYPES)

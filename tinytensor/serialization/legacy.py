@@ -1,0 +1,60 @@
+"""Converting a pytinytensor 1.x state dict into this version's layout (used by ``Module.load``).
+
+What 1.x wrote, and what changes here:
+
+- ``Sequential`` kept its layers in a list attribute, so its keys were ``layers.N.<name>``; here
+  it is a ModuleList whose children are ``0``, ``1``, ...: ``layers.N.`` becomes ``N.``, at any
+  depth (a key keeps its 1.x name when the module has exactly that name instead).
+- ``Linear`` stored ``weight`` as (in, out) and ``bias`` as (1, out) and computed ``x @ W + b``;
+  here ``weight`` is (out, in) and ``bias`` (out,), PyTorch's layout: the weight is transposed,
+  the bias flattened, and the layer computes the same outputs.
+- ``LayerNorm`` named its parameters ``gamma`` and ``beta``; here ``weight`` and ``bias``.
+
+Everything else passes through unchanged (``Embedding.weight`` has the same layout in both).
+Which rule applies is decided by the module the key belongs to in the target model, so a square
+weight is transposed exactly when it belongs to a Linear. What is not converted is listed in
+``LIMITS``, which ``Module.load`` appends to the error that ``load_state_dict`` raises for keys or
+shapes that still do not match.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+
+import numpy as np
+
+LIMITS = (
+    "the 1.x conversion renames Sequential's 'layers.N.' to 'N.', transposes Linear weights from 1.x's "
+    "(in, out) to (out, in), flattens Linear biases from (1, out) to (out,) and renames LayerNorm's "
+    "gamma/beta to weight/bias; it does not convert quantized 1.x layers (their w_q/w_scale/b_data buffers: "
+    "quant() dropped the float weights) nor 1.x layers this version lacks (Conv2d, BatchNorm2d, RNN, "
+    "MultiHeadAttention, ...), and the model must have the same structure as the 1.x one"
+)
+
+_SEQUENTIAL_KEY = re.compile(r"(^|\.)layers\.(\d+)\.")
+_LAYERNORM_NAMES = {"gamma": "weight", "beta": "bias"}
+
+
+def convert_state(state: dict, module) -> OrderedDict:
+    """A 1.x state dict (name -> numpy array) in ``module``'s layout, ready for ``load_state_dict``."""
+    from ..nn import LayerNorm, Linear  # nn imports the tensor core; imported here to stay acyclic
+
+    own = {name for name, _ in module.named_parameters()} | {name for name, _ in module.named_buffers()}
+    owners = dict(module.named_modules())
+    out = OrderedDict()
+    for key, array in state.items():
+        renamed = _SEQUENTIAL_KEY.sub(r"\1\2.", key)
+        if renamed not in own and key in own:
+            renamed = key
+        prefix, _, name = renamed.rpartition(".")
+        owner = owners.get(prefix)
+        if isinstance(owner, Linear):
+            if name == "weight" and array.ndim == 2:
+                array = np.ascontiguousarray(array.T)
+            elif name == "bias" and array.ndim == 2 and array.shape[0] == 1:
+                array = array.reshape(-1)
+        elif isinstance(owner, LayerNorm) and name in _LAYERNORM_NAMES:
+            renamed = f"{prefix}.{_LAYERNORM_NAMES[name]}" if prefix else _LAYERNORM_NAMES[name]
+        out[renamed] = array
+    return out

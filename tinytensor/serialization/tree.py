@@ -1,0 +1,254 @@
+"""The object tree of a ``.tt`` file: Python objects <-> JSON nodes (docs/file-format.md, "data.json").
+
+``Encoder`` walks an object and returns its JSON node, handing every array to a callback that
+stores it (as ``arrays/N.npy``) the moment it is met, so a failure midway surfaces while the file
+is still a temporary one. ``Decoder`` turns nodes back into objects, asking a callback for each
+array and another for where it goes. Neither touches files; ``archive`` does.
+
+Only data is admitted: None, bool, int, float (nan and infinities too), str, list, tuple, dict,
+OrderedDict (any of the scalar kinds or tuples of them as keys), tensors, numpy arrays and
+scalars, CuPy and array_api_strict arrays. Anything else is a TypeError naming where it sits
+(``obj['layers'][2]``): a file never holds code, so it can never run any.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+
+import numpy as np
+
+from ..backend import backend_of
+from ..tensor import Tensor, wrap
+from .format import ARRAY_DIR, FileFormatError, dtype_allowed
+
+_SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
+_KEY_TYPES = (type(None), bool, int, float, str)
+
+
+def _is_device_array(obj) -> bool:
+    """A CuPy or array_api_strict array (checked by module, so neither library is imported)."""
+    return type(obj).__module__.split(".")[0] in ("cupy", "array_api_strict")
+
+
+def _float_node(value: float):
+    if math.isfinite(value):
+        return value
+    return {"type": "float", "value": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+
+
+class Encoder:
+    """Object -> JSON node. ``write_array(member_name, host_array)`` stores each array once."""
+
+    def __init__(self, write_array):
+        self._write_array = write_array
+        self._done: dict[int, dict] = {}  # id(tensor or array) -> its node: shared objects stay shared
+        self._keep: list = []  # keeps those objects alive, so their ids stay unique
+        self._open: set[int] = set()  # containers on the current path: meeting one again is a cycle
+
+    def encode(self, obj, path: str = "obj"):
+        if obj is None or type(obj) in (bool, int, str):
+            return obj
+        if type(obj) is float:
+            return _float_node(obj)
+        if isinstance(obj, Tensor):
+            return self._array_node(obj, path)
+        if isinstance(obj, (np.ndarray, np.generic)) or _is_device_array(obj):
+            return self._array_node(obj, path)
+        if type(obj) in (list, tuple, dict, OrderedDict):
+            return self._container_node(obj, path)
+        raise TypeError(_unsupported(obj, path))
+
+    # ------------------------------------------------------------------ containers
+    def _container_node(self, obj, path):
+        if id(obj) in self._open:
+            raise TypeError(f"cannot save {path}: it contains itself (a reference cycle)")
+        self._open.add(id(obj))
+        try:
+            if type(obj) is list:
+                return [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]
+            if type(obj) is tuple:
+                return {"type": "tuple", "items": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
+            kind = "dict" if type(obj) is dict else "ordered_dict"
+            items = [[self._key(k, path), self.encode(v, f"{path}[{k!r}]")] for k, v in obj.items()]
+            return {"type": kind, "items": items}
+        finally:
+            self._open.discard(id(obj))
+
+    def _key(self, key, path):
+        if type(key) in _KEY_TYPES or (type(key) is tuple and all(type(k) in _KEY_TYPES for k in key)):
+            return self.encode(key, path)
+        raise TypeError(
+            f"cannot save a key of {path}: {type(key).__name__} key {key!r:.60}; dict keys in a tinytensor "
+            "file must be None, bool, int, float, str or tuples of those"
+        )
+
+    # ------------------------------------------------------------------ arrays
+    def _array_node(self, obj, path):
+        done = self._done.get(id(obj))
+        if done is not None:
+            return done
+        if isinstance(obj, Tensor):
+            data = obj.data
+            node = {"type": "parameter" if _is_parameter(obj) else "tensor"}
+        elif isinstance(obj, np.generic):
+            data = np.asarray(obj)
+            node = {"type": "numpy_scalar"}
+        elif isinstance(obj, np.ndarray):
+            data = obj
+            node = {"type": "ndarray"}
+        else:
+            data = obj
+            node = {"type": "device_array"}
+        backend = backend_of(data)
+        host = backend.to_numpy(data)
+        if not dtype_allowed(host.dtype, tensor=isinstance(obj, Tensor)):
+            raise TypeError(
+                f"cannot save {path}: {node['type']} of dtype {host.dtype} (a tinytensor file holds bool, "
+                "integer and float16/32/64 data; never object, complex, string or structured arrays)"
+            )
+        # Files are little-endian and C-ordered whatever the array was.
+        host = host.astype(host.dtype.newbyteorder("<"), order="C", copy=False)
+        name = f"{ARRAY_DIR}{len(self._done)}.npy"
+        self._write_array(name, host)
+        node.update(array=name, dtype=host.dtype.name, shape=list(host.shape))
+        if node["type"] in ("tensor", "parameter", "device_array"):
+            node["device"] = backend.device(data)
+        if isinstance(obj, Tensor):
+            node["requires_grad"] = bool(obj.requires_grad)
+        self._done[id(obj)] = node
+        self._keep.append(obj)
+        return node
+
+
+def _is_parameter(t) -> bool:
+    from ..nn.module import Parameter  # nn imports the tensor core; imported here to stay acyclic
+
+    return isinstance(t, Parameter)
+
+
+def _unsupported(obj, path) -> str:
+    from ..nn.module import Module
+
+    kind = type(obj)
+    what = f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__name__
+    if isinstance(obj, Module):
+        hint = "save its state_dict() instead, as model.save(path) does"
+    elif callable(obj):
+        hint = "functions and other code are never written into a file"
+    elif isinstance(obj, complex):
+        hint = "complex numbers are not supported"
+    elif isinstance(obj, (list, tuple, dict)):
+        hint = f"only plain list, tuple, dict and OrderedDict are saved: convert it, e.g. {kind.__bases__[0].__name__}(value)"
+    else:
+        hint = (
+            "a tinytensor file holds None, bool, int, float, str, list, tuple, dict, OrderedDict, tensors and "
+            "numpy/CuPy arrays"
+        )
+    return f"cannot save {path}: {what} is not supported ({hint})"
+
+
+class Decoder:
+    """JSON node -> object.
+
+    ``read_array(member_name)`` returns the host array of a member; ``place(host, saved_device, path)``
+    puts a tensor's or device array's data on its target device (map_location).
+    """
+
+    def __init__(self, read_array, place):
+        self._read_array = read_array
+        self._place = place
+        self._done: dict[str, object] = {}  # member name -> object: shared on save, shared on load
+
+    def decode(self, node, path: str = "obj"):
+        if node is None or type(node) in (bool, int, float, str):
+            return node
+        if type(node) is list:
+            return [self.decode(v, f"{path}[{i}]") for i, v in enumerate(node)]
+        if type(node) is not dict or not isinstance(node.get("type"), str):
+            raise FileFormatError(f"{path}: malformed node {_short(node)}")
+        kind = node["type"]
+        if kind == "float":
+            value = node.get("value")
+            if value not in _SPECIAL_FLOATS:
+                raise FileFormatError(f"{path}: malformed float node {_short(node)}")
+            return _SPECIAL_FLOATS[value]
+        if kind == "tuple":
+            return tuple(self.decode(v, f"{path}[{i}]") for i, v in enumerate(_items(node, path)))
+        if kind in ("dict", "ordered_dict"):
+            return self._mapping(node, path, dict if kind == "dict" else OrderedDict)
+        if kind in ("tensor", "parameter", "ndarray", "numpy_scalar", "device_array"):
+            return self._array(node, path)
+        raise FileFormatError(f"{path}: unknown node type {kind!r}")
+
+    def _mapping(self, node, path, cls):
+        out = cls()
+        for pair in _items(node, path):
+            if type(pair) is not list or len(pair) != 2:
+                raise FileFormatError(f"{path}: a dict item must be a [key, value] pair, got {_short(pair)}")
+            key = self.decode(pair[0], f"{path} key")
+            try:
+                hash(key)
+            except TypeError:
+                raise FileFormatError(f"{path}: unhashable dict key {_short(pair[0])}") from None
+            out[key] = self.decode(pair[1], f"{path}[{key!r}]")
+        return out
+
+    def _array(self, node, path):
+        name = node.get("array")
+        if not isinstance(name, str):
+            raise FileFormatError(f"{path}: {node['type']} node without an array member name")
+        done = self._done.get(name)
+        if done is not None:
+            return done
+        host = self._read_array(name)
+        kind = node["type"]
+        is_tensor = kind in ("tensor", "parameter")
+        if not dtype_allowed(host.dtype, tensor=is_tensor):
+            raise FileFormatError(f"{path}: {name} holds dtype {host.dtype}, which a {kind} cannot have")
+        if node.get("dtype") != host.dtype.name or node.get("shape") != list(host.shape):
+            raise FileFormatError(
+                f"{path}: {name} holds {host.dtype.name} {list(host.shape)}, "
+                f"data.json says {node.get('dtype')} {node.get('shape')}"
+            )
+        host = host.astype(host.dtype.newbyteorder("="), copy=False)
+        if kind == "ndarray":
+            out = host
+        elif kind == "numpy_scalar":
+            if host.ndim != 0:
+                raise FileFormatError(f"{path}: a numpy_scalar must be 0-d, {name} has shape {host.shape}")
+            out = host[()]
+        else:
+            device = node.get("device")
+            if not isinstance(device, str):
+                raise FileFormatError(f"{path}: {kind} node without a device")
+            data = self._place(host, device, path)
+            out = data if kind == "device_array" else self._tensor(data, node, path)
+        self._done[name] = out
+        return out
+
+    def _tensor(self, data, node, path):
+        requires_grad = node.get("requires_grad")
+        if type(requires_grad) is not bool:
+            raise FileFormatError(f"{path}: tensor node without a true/false requires_grad")
+        if requires_grad and np.dtype(node["dtype"]).kind != "f":
+            raise FileFormatError(f"{path}: a tensor of dtype {node['dtype']} cannot require grad")
+        if node["type"] == "parameter":
+            from ..nn.module import Parameter
+
+            return Parameter(wrap(data), requires_grad=requires_grad)
+        t = wrap(data)
+        t.requires_grad = requires_grad
+        return t
+
+
+def _items(node, path) -> list:
+    items = node.get("items")
+    if type(items) is not list:
+        raise FileFormatError(f"{path}: {node['type']} node without an items list")
+    return items
+
+
+def _short(node) -> str:
+    text = repr(node)
+    return text if len(text) <= 80 else text[:77] + "..."
