@@ -303,6 +303,90 @@ CASES: list[OpCase] = [
         lambda T, x, y: T.nn.functional.binary_cross_entropy_with_logits(x, y),
         [[f(4, 3), f(4, 3, domain="positive")]],
     ),
+    OpCase(
+        "leaky_relu",
+        lambda t, x: F.leaky_relu(x),
+        lambda T, x: T.nn.functional.leaky_relu(x),
+        [[f(3, 4, domain="nonzero")]],
+    ),
+    OpCase(
+        "leaky_relu[0.2]",
+        lambda t, x: F.leaky_relu(x, 0.2),
+        lambda T, x: T.nn.functional.leaky_relu(x, 0.2),
+        [[f(3, 4, domain="nonzero")]],
+    ),
+    *[
+        OpCase(
+            f"l1_loss[{red}]",
+            lambda t, x, y, r=red: F.l1_loss(x, y, reduction=r),
+            lambda T, x, y, r=red: T.nn.functional.l1_loss(x, y, reduction=r),
+            [[f(4, 3), f(4, 3)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    # ignore_index: the seeded targets of class 2 become -100 (the default ignore_index, outside the
+    # classes: 3 of 8 rows ignored), or class 1 is itself the ignore_index (2 of 8 rows).
+    *[
+        OpCase(
+            f"cross_entropy[ignore-{red}]",
+            lambda t, x, y, r=red: F.cross_entropy(
+                x, t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device), reduction=r
+            ),
+            lambda T, x, y, r=red: T.nn.functional.cross_entropy(x, T.where(y == 2, -100, y), reduction=r),
+            [[f(8, 4), i(8, high=4)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    OpCase(
+        "cross_entropy[ignore_class]",
+        lambda t, x, y: F.cross_entropy(x, y, ignore_index=1),
+        lambda T, x, y: T.nn.functional.cross_entropy(x, y, ignore_index=1),
+        [[f(8, 4), i(8, high=4)]],
+    ),
+    *[
+        OpCase(
+            f"cross_entropy[smoothing-{red}]",
+            lambda t, x, y, r=red: F.cross_entropy(x, y, reduction=r, label_smoothing=0.1),
+            lambda T, x, y, r=red: T.nn.functional.cross_entropy(x, y, reduction=r, label_smoothing=0.1),
+            [[f(6, 5), i(6, high=5)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    *[
+        OpCase(
+            f"cross_entropy[ignore+smoothing-{red}]",
+            lambda t, x, y, r=red: F.cross_entropy(
+                x,
+                t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device),
+                reduction=r,
+                label_smoothing=0.25,
+            ),
+            lambda T, x, y, r=red: T.nn.functional.cross_entropy(
+                x, T.where(y == 2, -100, y), reduction=r, label_smoothing=0.25
+            ),
+            [[f(8, 4), i(8, high=4)]],
+        )
+        for red in ("mean", "none")
+    ],
+    *[
+        OpCase(
+            f"nll_loss[ignore-{red}]",
+            lambda t, x, y, r=red: F.nll_loss(
+                x.log_softmax(axis=1), t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device), reduction=r
+            ),
+            lambda T, x, y, r=red: T.nn.functional.nll_loss(
+                x.log_softmax(dim=1), T.where(y == 2, -100, y), reduction=r
+            ),
+            [[f(8, 4), i(8, high=4)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    OpCase(
+        "nll_loss[ignore_class]",
+        lambda t, x, y: F.nll_loss(x.log_softmax(axis=1), y, ignore_index=3),
+        lambda T, x, y: T.nn.functional.nll_loss(x.log_softmax(dim=1), y, ignore_index=3),
+        [[f(8, 4), i(8, high=4)]],
+    ),
 ]
 
 ALL_VARIANTS = [(case, k) for case in CASES for k in range(len(case.inputs))]

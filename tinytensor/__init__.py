@@ -4,7 +4,7 @@
 ``cuda_unavailable_reason()`` says why it is False and how to fix it.
 """
 
-from . import nn, ops, optim
+from . import data, nn, ops, optim, utils
 from ._version import __version__
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .creation import (
@@ -29,15 +29,45 @@ from .errors import CudaUnavailableError, DeviceError, ShapeError
 from .ops.arith import matmul
 from .ops.elementwise import abs, clip, exp, gelu, log, maximum, minimum, relu, sigmoid, sqrt, tanh, where
 from .ops.nn_ops import dropout, embedding, layer_norm, log_softmax, softmax
-from .ops.reduce import logsumexp, max, mean, min, sum, var
-from .ops.shape import cat, concatenate, expand, flatten, permute, reshape, squeeze, stack, transpose, unsqueeze
-from .random import manual_seed
-from .tensor import Tensor
+from .ops.reduce import all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, var
+from .ops.shape import (
+    cat,
+    concatenate,
+    expand,
+    flatten,
+    permute,
+    reshape,
+    squeeze,
+    stack,
+    t,
+    transpose,
+    unsqueeze,
+)
+from .random import Generator, manual_seed
+from .serialization import FileFormatError, UnsafePickleError, load, save
+from .tensor import Tensor, accepts_arrays
 
 ops.install(Tensor)
 
+# tt.exp(x) and friends also take arrays and Python data as their first argument
+(
+    abs, clip, exp, gelu, log, relu, sigmoid, sqrt, tanh, dropout, layer_norm, log_softmax, softmax,
+    all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, var,
+    expand, flatten, permute, reshape, squeeze, t, transpose, unsqueeze,
+) = (
+    accepts_arrays(fn)
+    for fn in (
+        abs, clip, exp, gelu, log, relu, sigmoid, sqrt, tanh, dropout, layer_norm, log_softmax, softmax,
+        all, amax, amin, any, argmax, argmin, logsumexp, max, mean, min, std, sum, var,
+        expand, flatten, permute, reshape, squeeze, t, transpose, unsqueeze,
+    )
+)  # fmt: skip
+
+# dtype names, as PyTorch spells them (tt.float32, tt.long, ...): strings every dtype argument takes
 float16, float32, float64 = "float16", "float32", "float64"
 int32, int64 = "int32", "int64"
+half, float, double, int, long, bool = "float16", "float32", "float64", "int32", "int64", "bool"
+clamp = clip
 
 
 def __getattr__(name):
@@ -52,16 +82,40 @@ def __getattr__(name):
 
 __all__ = [
     "HAS_CUDA",
+    "FileFormatError",
+    "Generator",
+    "UnsafePickleError",
     "Tensor",
     "__version__",
     "abs",
+    "all",
+    "amax",
+    "amin",
+    "any",
     "arange",
+    "argmax",
+    "argmin",
+    "bool",
+    "clamp",
+    "double",
+    "float",
+    "float16",
+    "float32",
+    "float64",
+    "half",
+    "int",
+    "int32",
+    "int64",
+    "long",
+    "std",
+    "t",
     "backend_name",
     "cat",
     "clip",
     "concatenate",
     "cuda_status",
     "cuda_unavailable_reason",
+    "data",
     "CudaUnavailableError",
     "DeviceError",
     "dropout",
@@ -77,6 +131,7 @@ __all__ = [
     "gelu",
     "is_grad_enabled",
     "layer_norm",
+    "load",
     "log",
     "log_softmax",
     "logsumexp",
@@ -99,6 +154,7 @@ __all__ = [
     "randn_like",
     "relu",
     "reshape",
+    "save",
     "ShapeError",
     "sigmoid",
     "softmax",
@@ -110,6 +166,7 @@ __all__ = [
     "tensor",
     "transpose",
     "unsqueeze",
+    "utils",
     "var",
     "where",
     "zeros",

@@ -1,26 +1,56 @@
-"""Layers and losses: ``Module``, ``Linear``, ``Sequential``, ... and ``nn.functional``."""
+"""Layers and losses: ``Module``, ``Linear``, ``Sequential``, ... and ``nn.functional``.
 
-from . import functional
-from .functional import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
-from .layers import GELU, Dropout, Embedding, LayerNorm, Linear, ReLU, Sequential, Sigmoid, Tanh
+1.x's module paths are kept: ``nn.modules`` (Module, Sequential), ``nn.linear``, ``nn.losses``,
+``nn.activations``; 1.x's ``LeReLU`` and ``Sigmod`` resolve with a DeprecationWarning.
+"""
+
+from . import activations, functional, linear, losses, modules, utils
+from .activations import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .functional import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss
+from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, Sequential
+from .losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import Module, ModuleList, Parameter
+
+
+def __getattr__(name):
+    # nn.LeReLU / nn.Sigmod (1.x): warn at the user's line (stacklevel 2), then resolve.
+    if name in activations.DEPRECATED:
+        return activations.deprecated_alias(name, __name__, stacklevel=2)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "functional",
+    "utils",
+    "activations",
+    "linear",
+    "losses",
+    "modules",
     "Module",
     "ModuleList",
     "Parameter",
     "Linear",
     "Sequential",
+    "Flatten",
+    "Identity",
     "ReLU",
+    "LeakyReLU",
     "GELU",
     "Tanh",
     "Sigmoid",
+    "Softmax",
+    "LogSoftmax",
     "Dropout",
     "Embedding",
     "LayerNorm",
+    "MSELoss",
+    "L1Loss",
+    "CrossEntropyLoss",
+    "NLLLoss",
+    "BCEWithLogitsLoss",
     "cross_entropy",
     "nll_loss",
     "mse_loss",
+    "l1_loss",
     "binary_cross_entropy_with_logits",
 ]

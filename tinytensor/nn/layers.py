@@ -1,11 +1,14 @@
-"""Layers: Linear, activations, Dropout, Embedding, LayerNorm, Sequential."""
+"""Layers: Linear, Flatten, Dropout, Embedding, LayerNorm, Sequential (activations: ``activations.py``)."""
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import creation
-from ..ops import elementwise, nn_ops
+from ..ops import nn_ops, shape
+from .activations import GELU, ReLU
 from .module import Module, ModuleList, Parameter
 
 
@@ -16,14 +19,21 @@ class Linear(Module):
     extension, one kernel forward and one backward. ``Sequential(Linear, ReLU)`` fuses the same way.
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, activation=None):
+    def __init__(
+        self, in_features: int, out_features: int, bias: bool = True, activation=None, *, device=None, dtype=None
+    ):
         super().__init__()
+        in_features, out_features = (
+            size_arg("Linear", "in_features", in_features),
+            size_arg("Linear", "out_features", out_features),
+        )
         if activation not in nn_ops.ACTIVATIONS:
             raise ValueError(f"unknown activation {activation!r}: expected one of {nn_ops.ACTIVATIONS}")
         self.in_features, self.out_features, self.activation = in_features, out_features, activation
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
-        self.weight = Parameter(creation.uniform((out_features, in_features), -bound, bound))
-        self.bias = Parameter(creation.uniform((out_features,), -bound, bound)) if bias else None
+        init = dict(dtype=dtype, device=device)
+        self.weight = Parameter(creation.uniform((out_features, in_features), -bound, bound, **init))
+        self.bias = Parameter(creation.uniform((out_features,), -bound, bound, **init)) if bias else None
 
     def forward(self, x, activation=None):
         return nn_ops.linear(x, self.weight, self.bias, activation or self.activation)
@@ -33,33 +43,37 @@ class Linear(Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}{act}"
 
 
-class ReLU(Module):
+class Flatten(Module):
+    """Merge axes ``start_dim`` to ``end_dim`` (inclusive) into one; by default all but the batch axis."""
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1):
+        super().__init__()
+        for name, value in (("start_dim", start_dim), ("end_dim", end_dim)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"Flatten: {name} must be an int, got {type(value).__name__}")
+        self.start_dim, self.end_dim = start_dim, end_dim
+
     def forward(self, x):
-        return elementwise.relu(x)
+        return shape.flatten(x, self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
 
 
-class GELU(Module):
-    """GELU, tanh approximation."""
-
-    def forward(self, x):
-        return elementwise.gelu(x)
-
-
-class Tanh(Module):
-    def forward(self, x):
-        return elementwise.tanh(x)
-
-
-class Sigmoid(Module):
-    def forward(self, x):
-        return elementwise.sigmoid(x)
+def size_arg(fn: str, name: str, value) -> int:
+    """A layer size: a non-negative int (PyTorch allows 0), else an error naming the argument."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{fn}(): {name} must be an int, got {type(value).__name__} {value!r}")
+    if value < 0:
+        raise ValueError(f"{fn}(): {name} must be >= 0, got {value}")
+    return int(value)
 
 
 class Dropout(Module):
     def __init__(self, p: float = 0.5):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability must be in [0, 1], got {p}")
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout(): p must be a probability in [0, 1], got {p!r}")
         self.p = p
 
     def forward(self, x):
@@ -72,6 +86,8 @@ class Dropout(Module):
 class Embedding(Module):
     def __init__(self, num_embeddings: int, embedding_dim: int):
         super().__init__()
+        num_embeddings = size_arg("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = size_arg("Embedding", "embedding_dim", embedding_dim)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.weight = Parameter(creation.randn(num_embeddings, embedding_dim))
 
@@ -85,9 +101,12 @@ class Embedding(Module):
 class LayerNorm(Module):
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True):
         super().__init__()
-        if isinstance(normalized_shape, int):
+        if isinstance(normalized_shape, (int, np.integer)):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape, self.eps = tuple(normalized_shape), eps
+        normalized_shape = tuple(size_arg("LayerNorm", "normalized_shape", n) for n in normalized_shape)
+        if not isinstance(eps, (int, float)) or isinstance(eps, bool) or not eps > 0:
+            raise ValueError(f"LayerNorm(): eps must be a positive number, got {eps!r}")
+        self.normalized_shape, self.eps = normalized_shape, eps
         self.weight = Parameter(creation.ones(self.normalized_shape)) if elementwise_affine else None
         self.bias = Parameter(creation.zeros(self.normalized_shape)) if elementwise_affine else None
 
@@ -129,10 +148,7 @@ class Sequential(ModuleList):
 
 __all__ = [
     "Linear",
-    "ReLU",
-    "GELU",
-    "Tanh",
-    "Sigmoid",
+    "Flatten",
     "Dropout",
     "Embedding",
     "LayerNorm",

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
 import numpy as np
 
-from ..backend import backend_of, parse_device, transfer
+from .. import dtypes
+from ..backend import NUMPY, backend_of, parse_device, transfer
 from ..errors import ShapeError
-from ..tensor import Tensor, _resolve_dtype, as_array
+from ..tensor import Tensor, _resolve_dtype, as_array, wrap
 
 
 class Parameter(Tensor):
@@ -47,7 +48,9 @@ class Module:
             raise AttributeError(f"assign {name!r} after calling super().__init__() in {type(self).__name__}.__init__")
         for table in (self._parameters, self._buffers, self._modules):
             table.pop(name, None)
-        if isinstance(value, Parameter):
+        if isinstance(value, Parameter) or (isinstance(value, Tensor) and value.requires_grad and value.is_leaf):
+            # a plain leaf Tensor that requires grad counts as a parameter too: pytinytensor 1.x
+            # modules declared their weights that way
             self._parameters[name] = value
         elif isinstance(value, Module):
             self._modules[name] = value
@@ -123,8 +126,8 @@ class Module:
                 continue
             if set_to_none:
                 p.grad = None
-            else:
-                p.grad = p.grad * 0
+            else:  # real zeros (grad * 0 would keep NaN and inf)
+                p.grad = backend_of(p.grad).zeros(p.grad.shape, p.grad.dtype, p.grad)
 
     # ------------------------------------------------------------------ device and dtype
     def _apply(self, fn) -> Module:
@@ -147,11 +150,17 @@ class Module:
     def to(self, *args, dtype=None, device=None) -> Module:
         """``.to("cuda")``, ``.to("float64")`` or both; floating-point state only changes dtype."""
         for arg in args:
-            if isinstance(arg, str) and _resolve_dtype_or_none(arg) is None:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif isinstance(arg, str) and _resolve_dtype_or_none(arg) is None:
                 device = arg
+            elif isinstance(arg, (int, float)):  # PyTorch reads an int as a CUDA index; say what to write
+                raise TypeError(f"Module.to(): got {arg!r}; a device is a string such as 'cpu' or 'cuda:{arg}'")
             else:
                 dtype = arg
-        dtype = _resolve_dtype(dtype)
+        dtype = _resolve_dtype(dtype, "Module.to()")
+        if dtype is not None and dtype.kind != "f":
+            raise TypeError(f"Module.to(): only floating-point dtypes are accepted, got {dtype}")
         target = parse_device(device) if device is not None else None
 
         def convert(data):
@@ -188,6 +197,10 @@ class Module:
 
     def load_state_dict(self, state, strict: bool = True) -> LoadResult:
         """Copy values into this module's parameters, onto their current device and dtype."""
+        if not isinstance(state, Mapping):
+            raise TypeError(
+                f"load_state_dict(): state_dict must be a mapping of names to tensors, got {type(state).__name__}"
+            )
         own = OrderedDict(self.named_parameters())
         own.update(self.named_buffers())
         missing = [k for k in own if k not in state]
@@ -198,22 +211,42 @@ class Module:
             if name not in state:
                 continue
             value = state[name]
-            source = value.data if isinstance(value, Tensor) else as_array(value)
+            source = _state_value(name, value)
             if tuple(source.shape) != target.shape:
                 raise ShapeError(
                     f"load_state_dict: {name} has shape {tuple(source.shape)} in the state dict, "
                     f"{target.shape} in the module"
                 )
-            host = backend_of(source).to_numpy(source)
-            placed = transfer(np.array(host, dtype=_numpy_dtype(target.data)), _device_of(target.data))
+            host = np.array(backend_of(source).to_numpy(source))  # our own copy
+            host = dtypes.checked_cast(host, _numpy_dtype(target.data), NUMPY, f"load_state_dict(): {name!r}")
+            placed = transfer(host, _device_of(target.data))
             target.data = placed
         return LoadResult(missing, unexpected)
+
+    def save(self, path) -> None:
+        """Write ``state_dict()`` to ``path`` as a ``.tt`` file, atomically (``tt.save``)."""
+        from ..serialization import save_module
+
+        save_module(self, path)
+
+    def load(self, path, strict: bool = True) -> LoadResult:
+        """Load a ``.tt`` file's state dict via ``load_state_dict``, onto this module's device and dtype.
+
+        The file is read on the CPU, so a GPU checkpoint loads anywhere; a pytinytensor 1.x file is
+        converted to this version's layout first (``tinytensor.serialization.legacy``).
+        """
+        from ..serialization import load_module
+
+        return load_module(self, path, strict=strict)
 
     # ------------------------------------------------------------------ calling
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f"{type(self).__name__} does not define forward()")
 
     def __call__(self, *args, **kwargs):
+        # numpy/CuPy arrays given to a module become tensors (no copy), as pytinytensor 1.x accepted
+        if args and type(args[0]) is not Tensor and _is_array(args[0]):
+            args = tuple(wrap(a) if _is_array(a) else a for a in args)
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
@@ -227,6 +260,27 @@ class Module:
         if len(lines) == 1:
             return lines[0] + ")"
         return "\n".join(lines) + "\n)"
+
+
+def _is_array(value) -> bool:
+    if isinstance(value, Tensor):
+        return False
+    if isinstance(value, np.ndarray):
+        return True
+    return hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith(("cupy", "array_api_strict"))
+
+
+def _state_value(name: str, value):
+    """A state dict entry as an array: a Tensor, an array, or numbers; anything else names the key."""
+    if isinstance(value, Tensor):
+        return value.data
+    if value is None or isinstance(value, (str, bytes, dict)):
+        raise TypeError(f"load_state_dict(): {name!r} must be a tensor or an array, got {type(value).__name__}")
+    try:
+        data = as_array(value, None, f"load_state_dict(): {name!r}")
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(str(exc)) from None
+    return data
 
 
 def _resolve_dtype_or_none(name: str):

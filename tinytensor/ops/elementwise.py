@@ -6,8 +6,8 @@ import math
 
 from ..autograd import GRAD_ENABLED
 from ..backend import backend_of
-from ..tensor import Tensor, wrap
-from .arith import _make_binary, coerce, combine_error, unbroadcast
+from ..tensor import Tensor, tensor_arg, wrap
+from .arith import _make_binary, combine_error, operand, unbroadcast
 
 _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_K = 0.044715
@@ -93,11 +93,14 @@ _minimum = _make_binary("minimum", lambda x, y: backend_of(x).xp.minimum(x, y), 
 
 
 def maximum(a, b):
-    return _maximum(_as_tensor(a, b), b)
+    """The elementwise larger of ``a`` and ``b`` (tensors, arrays or numbers; one must be a tensor)."""
+    a = _as_tensor(a, b, "maximum")
+    return _maximum(a, operand(b, a, "maximum"))
 
 
 def minimum(a, b):
-    return _minimum(_as_tensor(a, b), b)
+    a = _as_tensor(a, b, "minimum")
+    return _minimum(a, operand(b, a, "minimum"))
 
 
 def clip(a, min=None, max=None):  # noqa: A002 - PyTorch's argument names
@@ -123,11 +126,13 @@ def clip(a, min=None, max=None):  # noqa: A002 - PyTorch's argument names
 def where(condition, a, b) -> Tensor:
     """``a`` where ``condition`` holds, else ``b``; either may be a Python scalar."""
     cond = condition.data if isinstance(condition, Tensor) else condition
+    if not hasattr(cond, "shape"):
+        raise TypeError(f"where(): argument 'condition' must be a bool Tensor, got {type(condition).__name__}")
     ref = a if isinstance(a, Tensor) else b
     if not isinstance(ref, Tensor):
-        raise TypeError("where needs at least one of a and b to be a tensor")
-    a = coerce(a, ref)
-    b = coerce(b, ref)
+        a = ref = tensor_arg(a, "where", "input")
+    a = operand(a, ref, "where", "input")
+    b = operand(b, ref, "where", "other")
     xa = a.data if isinstance(a, Tensor) else a
     xb = b.data if isinstance(b, Tensor) else b
     xp = backend_of(ref.data).xp
@@ -158,12 +163,32 @@ def where(condition, a, b) -> Tensor:
     return wrap(out)
 
 
-def _as_tensor(a, other):
+def _as_tensor(a, other, fn):
     if isinstance(a, Tensor):
         return a
     if isinstance(other, Tensor):
-        result = coerce(a, other)
+        result = operand(a, other, fn, "input")
         if isinstance(result, Tensor):
             return result
         return wrap(backend_of(other.data).full((), result, other.data.dtype, other.data))
-    raise TypeError("maximum/minimum need at least one tensor")
+    return tensor_arg(a, fn, "input")
+
+
+def leaky_relu(a, negative_slope=0.01):
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (PyTorch's ``leaky_relu``).
+
+    The gradient at exactly 0 is ``negative_slope``, as in PyTorch.
+    """
+    import numbers
+
+    if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
+        raise TypeError(f"leaky_relu: negative_slope must be a real number, got {type(negative_slope).__name__}")
+    slope = float(negative_slope)
+
+    def fwd(xp, x):
+        return xp.where(x > 0, x, x * slope)
+
+    def bwd(xp, g, x, out):
+        return xp.where(x > 0, g, g * slope)
+
+    return unary(a, fwd, bwd)

@@ -1,0 +1,5 @@
+"""1.x's ``tinytensor.core``: ``from tinytensor.core.tensor import Tensor`` keeps working."""
+
+from .tensor import Tensor
+
+__all__ = ["Tensor"]

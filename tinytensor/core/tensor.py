@@ -1,0 +1,5 @@
+"""1.x's module path for ``Tensor``; the class lives in ``tinytensor.tensor``."""
+
+from ..tensor import Tensor
+
+__all__ = ["Tensor"]
