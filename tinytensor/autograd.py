@@ -19,6 +19,7 @@ views touch the cells.
 from __future__ import annotations
 
 import functools
+import weakref
 
 from .backend import backend_of
 
@@ -28,6 +29,21 @@ GRAD_ENABLED = [True]
 FREED = ("freed",)
 
 CLOCK = [0]
+
+# Non-leaf tensors whose .grad backward keeps (retain_grad()): id -> weak reference, so they still
+# die. (A WeakSet would compare tensors with ==, which is elementwise.)
+RETAINED: dict = {}
+
+
+def retain(t) -> None:
+    key = id(t)
+    RETAINED[key] = weakref.ref(t, lambda _ref, key=key: RETAINED.pop(key, None))
+
+
+def is_retained(t) -> bool:
+    ref = RETAINED.get(id(t))
+    return ref is not None and ref() is t
+
 
 # Backward functions (or, for generated binary ops, their per-op gradient rules) that read no
 # saved array: a change to their inputs after the forward pass cannot make them wrong.
@@ -64,10 +80,10 @@ def _modified_after(t, stamp) -> bool:
 
 
 def _reads_saved_data(ctx) -> bool:
-    backward = ctx[0]
-    if backward in NO_SAVED_DATA:
+    if ctx[0] in NO_SAVED_DATA:
         return False
-    return not (len(ctx) == 3 and ctx[2] and ctx[2][0] in NO_SAVED_DATA)
+    rule = ctx[2][0] if len(ctx) == 3 and ctx[2] else None  # a generated op's gradient rule, if any
+    return not (callable(rule) and rule in NO_SAVED_DATA)
 
 
 def op_name(ctx) -> str:
@@ -159,35 +175,41 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
         _accumulate_leaf(root, seed, set())
         return
     order = _topological_order(root)
+    retained = RETAINED
+    clock = CLOCK[0]
     pending = {id(root): seed}
     handed_out = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
-    with no_grad():
+    previous = GRAD_ENABLED[0]
+    GRAD_ENABLED[0] = False
+    try:
         for node in reversed(order):
             grad = pending.pop(id(node), None)
             ctx = node._ctx
-            backward, parents = ctx[0], ctx[1]
             if not retain_graph:
                 node._ctx = FREED
             if grad is None:
                 continue
-            _check_not_modified(node, ctx)
-            if node._retain_grad:  # its own copy: the same array may also become a leaf's .grad
+            if clock > node._stamp:  # something changed in place since this node was made
+                _check_not_modified(node, ctx)
+            if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
                 node.grad = backend_of(grad).copy(grad) if node.grad is None else node.grad + grad
-            parent_grads = backward(grad, *ctx[2]) if len(ctx) == 3 else backward(grad)
-            for parent, pgrad in zip(parents, parent_grads, strict=False):
+            parent_grads = ctx[0](grad, *ctx[2]) if len(ctx) == 3 else ctx[0](grad)
+            for parent, pgrad in zip(ctx[1], parent_grads):
                 if pgrad is None or not parent.requires_grad:
                     continue
                 if parent._ctx is None:
-                    _accumulate_leaf(parent, pgrad, handed_out)
+                    _accumulate_leaf(parent, pgrad, handed_out)  # a leaf: its .grad
                 else:
                     key = id(parent)
                     prev = pending.get(key)
                     pending[key] = pgrad if prev is None else prev + pgrad
+    finally:
+        GRAD_ENABLED[0] = previous
 
 
 def _accumulate_leaf(leaf, grad, handed_out) -> None:
     data = leaf.data
-    if grad.dtype != data.dtype:
+    if grad.dtype is not data.dtype and grad.dtype != data.dtype:  # `is`: the cheap common case
         grad = backend_of(grad).xp.astype(grad, data.dtype)
     if leaf.grad is None:
         if id(grad) in handed_out:

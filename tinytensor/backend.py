@@ -68,6 +68,52 @@ class Backend:
     def copy(self, data):
         return data.copy()
 
+    def sum(self, x, axis=None):
+        """The sum of a floating array over ``axis`` (all by default), for the ops' hot paths."""
+        return self.xp.sum(x, axis=axis)
+
+    def relu_fresh(self, x):
+        """max(x, 0) of an array nobody else holds: numpy overwrites it, saving an allocation."""
+        return self.xp.maximum(x, 0)
+
+    def labels_outside(self, labels, n: int) -> bool:
+        """Whether any integer label is < 0 or >= n (one device-to-host read)."""
+        xp = self.xp
+        return bool(labels.size) and bool(xp.any(xp.logical_or(labels < 0, labels >= n)))
+
+    def softmax_xent(self, x, labels):
+        """Softmax cross-entropy of (N, C) logits ``x``: (per-row losses, what its gradient needs).
+
+        The row max is subtracted before exponentiating; exp(shifted) / its sum is the softmax the
+        gradient needs, so backward divides instead of exponentiating again. A row that is all
+        -inf or holds +inf gives NaN, as in PyTorch.
+        """
+        xp = self.xp
+        shifted = x - xp.max(x, axis=1, keepdims=True)
+        exps = xp.exp(shifted)
+        sums = xp.sum(exps, axis=1, keepdims=True)
+        rows = xp.reshape(xp.log(sums), (-1,)) - self.pick_columns(shifted, labels)
+        return rows, (exps, sums)
+
+    def softmax_xent_grad(self, saved, labels, scale):
+        """d loss / d logits from ``softmax_xent``'s saved values; ``scale`` is d loss / d row
+        (a 0-d array or one per row, shaped (N, 1))."""
+        exps, sums = saved
+        softmax = exps / sums
+        return (softmax - self.onehot(labels, softmax.shape[1], softmax.dtype, softmax)) * scale
+
+    def pick_columns(self, x, labels):
+        """``x[i, labels[i]]`` for each row i of a 2-D ``x``: a gather the array API spells
+        take_along_axis."""
+        xp = self.xp
+        return xp.reshape(xp.take_along_axis(x, xp.reshape(labels, (-1, 1)), axis=1), (-1,))
+
+    def onehot(self, labels, n_classes, dtype, like):
+        """(N, n_classes) rows of ``dtype`` with a 1 at each label."""
+        xp = self.xp
+        classes = xp.reshape(self.arange(n_classes, like), (1, -1))
+        return xp.astype(xp.reshape(labels, (-1, 1)) == classes, dtype)
+
     def masked(self, values, keep):
         """``values`` where the boolean ``keep`` holds, else 0 (the gradient of relu, clip, max...)."""
         # A multiply by the mask is ~8x faster than numpy's where() with a scalar.
@@ -110,6 +156,39 @@ class NumpyBackend(Backend):
 
     def uniform(self, shape, dtype, like, seed):
         return np.random.default_rng(seed).random(shape, dtype=np.dtype(dtype))
+
+    # The loss runs every training step on small arrays, where each numpy call's own overhead is
+    # the cost: these use ufunc reductions directly, fancy indexing and in-place updates.
+    def sum(self, x, axis=None):
+        return np.add.reduce(x, axis=axis)  # np.sum's Python wrapper costs more than the sum
+
+    def relu_fresh(self, x):
+        return np.maximum(x, 0, out=x)
+
+    def labels_outside(self, labels, n):
+        return bool(labels.size) and bool(np.minimum.reduce(labels) < 0 or np.maximum.reduce(labels) >= n)
+
+    def softmax_xent(self, x, labels):
+        shifted = x - np.maximum.reduce(x, axis=1, keepdims=True)
+        exps = np.exp(shifted)
+        sums = np.add.reduce(exps, axis=1, keepdims=True)
+        rows = np.log(sums).reshape(-1)
+        positions = (np.arange(x.shape[0]), labels)
+        rows -= shifted[positions]
+        return rows, (exps, sums, positions)
+
+    def softmax_xent_grad(self, saved, labels, scale):
+        exps, sums, positions = saved
+        grad = exps / sums  # a new array: the in-place steps below change nothing saved
+        grad[positions] -= 1
+        grad *= scale
+        return grad
+
+    def pick_columns(self, x, labels):
+        return x[np.arange(x.shape[0]), labels]
+
+    def onehot(self, labels, n_classes, dtype, like):
+        return np.eye(n_classes, dtype=dtype)[labels]
 
     def to_numpy(self, data):
         return data
@@ -182,6 +261,24 @@ class CupyBackend(Backend):
             out = self.xp.empty(shape, dtype)
             self._uniform_kernel(np.uint64(seed), out)
             return out
+
+    def softmax_xent(self, x, labels):
+        # the extension's fused kernel (one pass: row losses and softmax) where it is built
+        from .backends import cuda_ext
+
+        fused = cuda_ext.try_softmax_xent_forward(x, labels)
+        if fused is None:
+            return super().softmax_xent(x, labels)
+        rows, probs = fused
+        return rows, ("fused", probs)
+
+    def softmax_xent_grad(self, saved, labels, scale):
+        if saved[0] == "fused":
+            from .backends import cuda_ext
+
+            with self._on(saved[1]):
+                return cuda_ext.softmax_xent_backward(saved[1], labels, scale)
+        return super().softmax_xent_grad(saved, labels, scale)
 
     def to_numpy(self, data):
         return data.get()
@@ -256,6 +353,52 @@ class StrictBackend(Backend):
 
     def copy(self, data):
         return self.xp.asarray(data, copy=True)
+
+    def sum(self, x, axis=None):
+        """The sum of a floating array over ``axis`` (all by default), for the ops' hot paths."""
+        return self.xp.sum(x, axis=axis)
+
+    def relu_fresh(self, x):
+        """max(x, 0) of an array nobody else holds: numpy overwrites it, saving an allocation."""
+        return self.xp.maximum(x, 0)
+
+    def labels_outside(self, labels, n: int) -> bool:
+        """Whether any integer label is < 0 or >= n (one device-to-host read)."""
+        xp = self.xp
+        return bool(labels.size) and bool(xp.any(xp.logical_or(labels < 0, labels >= n)))
+
+    def softmax_xent(self, x, labels):
+        """Softmax cross-entropy of (N, C) logits ``x``: (per-row losses, what its gradient needs).
+
+        The row max is subtracted before exponentiating; exp(shifted) / its sum is the softmax the
+        gradient needs, so backward divides instead of exponentiating again. A row that is all
+        -inf or holds +inf gives NaN, as in PyTorch.
+        """
+        xp = self.xp
+        shifted = x - xp.max(x, axis=1, keepdims=True)
+        exps = xp.exp(shifted)
+        sums = xp.sum(exps, axis=1, keepdims=True)
+        rows = xp.reshape(xp.log(sums), (-1,)) - self.pick_columns(shifted, labels)
+        return rows, (exps, sums)
+
+    def softmax_xent_grad(self, saved, labels, scale):
+        """d loss / d logits from ``softmax_xent``'s saved values; ``scale`` is d loss / d row
+        (a 0-d array or one per row, shaped (N, 1))."""
+        exps, sums = saved
+        softmax = exps / sums
+        return (softmax - self.onehot(labels, softmax.shape[1], softmax.dtype, softmax)) * scale
+
+    def pick_columns(self, x, labels):
+        """``x[i, labels[i]]`` for each row i of a 2-D ``x``: a gather the array API spells
+        take_along_axis."""
+        xp = self.xp
+        return xp.reshape(xp.take_along_axis(x, xp.reshape(labels, (-1, 1)), axis=1), (-1,))
+
+    def onehot(self, labels, n_classes, dtype, like):
+        """(N, n_classes) rows of ``dtype`` with a 1 at each label."""
+        xp = self.xp
+        classes = xp.reshape(self.arange(n_classes, like), (1, -1))
+        return xp.astype(xp.reshape(labels, (-1, 1)) == classes, dtype)
 
     def masked(self, values, keep):
         return self.xp.where(keep, values, 0)  # the array API does not multiply floats by booleans

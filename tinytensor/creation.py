@@ -10,7 +10,7 @@ from . import random as _random
 from .backend import DEFAULT_FLOAT, backend_for, backend_of, parse_device, transfer
 from .dtypes import is_float
 from .errors import DeviceError
-from .tensor import Tensor, _resolve_dtype, wrap
+from .tensor import Tensor, _resolve_dtype, as_array, wrap
 
 
 def _shape(shape, fn: str = "shape") -> tuple:
@@ -38,8 +38,10 @@ def _finish(data, requires_grad) -> Tensor:
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False) -> Tensor:
-    """A new tensor holding a copy of ``data`` (same rules as ``Tensor(...)``)."""
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad)
+    """A new tensor holding a copy of ``data`` (same rules as ``Tensor(...)``: Python bools, ints and
+    floats become bool, int64 and float32; arrays and tensors keep their dtype)."""
+    array = as_array(data, _resolve_dtype(dtype, "tensor()"), "tensor()")
+    return _finish(_place(array, device), requires_grad)
 
 
 def full(shape, value, dtype=None, device=None, requires_grad=False) -> Tensor:

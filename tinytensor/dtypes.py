@@ -74,6 +74,8 @@ def from_python(value, fn: str = "tensor()") -> np.ndarray:
     except OverflowError:
         raise ValueError(f"{fn}: an integer in data does not fit in int64") from None
     kind = array.dtype.kind
+    if kind == "O" and array.size and all(isinstance(v, int) for v in array.flat):
+        raise ValueError(f"{fn}: an integer in data does not fit in int64")  # numpy keeps huge ints as objects
     if kind == "c":
         raise TypeError(f"{fn}: complex numbers are not supported (data {value!r:.60})")
     if kind not in _PYTHON_KIND:

@@ -29,8 +29,6 @@ def wrap(data, ctx=None) -> Tensor:
         data = np.asarray(data)  # numpy returns scalars from 0-d ops; .data stays an ndarray
     t = _new(Tensor)
     t.data = data
-    t.grad = None
-    t._retain_grad = False
     t._ctx = ctx
     t.requires_grad = ctx is not None
     if ctx is not None:
@@ -102,7 +100,9 @@ class Tensor:
     numpy and CuPy arrays keep their dtype.
     """
 
-    __slots__ = ("data", "grad", "requires_grad", "_ctx", "_retain_grad", "_stamp", "_version", "__weakref__")
+    # ``_grad`` stays unset until a gradient arrives (the ``grad`` property reads it as None): every
+    # op makes a tensor, and one store less is measurable on small ones.
+    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_stamp", "_version", "__weakref__")
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray + Tensor -> Tensor
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashing keeps dict/set use working
 
@@ -112,14 +112,24 @@ class Tensor:
         if device is not None:
             array = transfer(array, parse_device(device))
         self.data = array
-        self.grad = None
         self._ctx = None
-        self._retain_grad = False
         self.requires_grad = False
         if requires_grad:
             self.requires_grad_(True)
 
     # ------------------------------------------------------------------ properties
+    @property
+    def grad(self):
+        """The gradient array after backward (an array of the same library as ``.data``), or None."""
+        try:
+            return self._grad
+        except AttributeError:
+            return None
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
     @property
     def shape(self) -> tuple:
         return tuple(self.data.shape)
@@ -208,8 +218,12 @@ class Tensor:
 
     def retain_grad(self) -> Tensor:
         """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep theirs)."""
-        self._retain_grad = True
+        autograd.retain(self)
         return self
+
+    @property
+    def retains_grad(self) -> bool:
+        return autograd.is_retained(self)
 
     def backward(self, grad=None, retain_graph: bool = False) -> None:
         """Compute gradients of this tensor with respect to every leaf that requires grad."""
@@ -222,7 +236,12 @@ class Tensor:
                     f"backward() on a tensor of shape {self.shape} needs a grad argument of that shape: "
                     "only a one-element output can create its own gradient"
                 )
-            seed = backend.full(self.data.shape, 1, self.data.dtype, self.data)
+            data = self.data
+            seed = (
+                backend.asarray(1, data.dtype, data)
+                if data.ndim == 0
+                else backend.full(data.shape, 1, data.dtype, data)
+            )
         else:
             seed = grad.data if isinstance(grad, Tensor) else grad
             if not hasattr(seed, "shape"):

@@ -104,42 +104,59 @@ def _binary_backward(g, bwd, x, y, out, need_x, need_y):
     return (unbroadcast(gx, x.shape) if need_x else None, unbroadcast(gy, y.shape) if need_y else None)
 
 
-def _make_binary(op: str, fwd, bwd):
-    """The operator function for ``op``: ``fwd(x, y)`` forward, ``bwd(g, x, y, out, need_x, need_y)``
-    gradients before unbroadcasting. Everything the common case needs is local and no closure is
-    made (see autograd's ctx forms): this is the per-op overhead every elementwise expression pays.
-    """
+# The body every binary operator runs. It is generated per op (as namedtuple and dataclasses
+# generate code) so that the forward expression, e.g. ``x + y``, is inline: a call through
+# operator.add costs more than numpy's own add on small tensors. Everything the common case needs
+# is local and no closure is made (see autograd's ctx forms).
+_BINARY_SOURCE = """
+def {name}(a, b):
+    if type(b) is not Tensor and not isinstance(b, Tensor):
+        return _scalar_operand(op, a, b, fwd, bwd, {name})
+    x = a.data
+    y = b.data
+    if type(x) is not type(y):
+        raise combine_error(op, x, y)
+    try:
+        out = {expr}
+    except ValueError as exc:
+        raise combine_error(op, x, y, exc) from None
+    if type(out) is not _ndarray and isinstance(out, _generic):
+        out = _asarray(out)  # numpy returns scalars from 0-d ops; .data stays an array
+    t = _new(Tensor)
+    t.data = out
+    need_x = a.requires_grad
+    need_y = b.requires_grad
+    if (need_x or need_y) and GRAD_ENABLED[0]:
+        t._ctx = (_binary_backward, (a, b), (bwd, x, y, out, need_x, need_y))
+        t._stamp = CLOCK[0]
+        t.requires_grad = True
+    else:
+        t._ctx = None
+        t.requires_grad = False
+    return t
+"""
 
-    def apply(a, b):
-        if type(b) is not Tensor and not isinstance(b, Tensor):
-            return _scalar_operand(op, a, b, fwd, bwd, apply)
-        x = a.data
-        y = b.data
-        if type(x) is not type(y):
-            raise combine_error(op, x, y)
-        try:
-            out = fwd(x, y)
-        except ValueError as exc:
-            raise combine_error(op, x, y, exc) from None
-        if type(out) is not _ndarray and isinstance(out, np.generic):
-            out = np.asarray(out)
-        t = _new(Tensor)
-        t.data = out
-        t.grad = None
-        t._retain_grad = False
-        need_x = a.requires_grad
-        need_y = b.requires_grad
-        if (need_x or need_y) and GRAD_ENABLED[0]:
-            t._ctx = (_binary_backward, (a, b), (bwd, x, y, out, need_x, need_y))
-            t._stamp = CLOCK[0]
-            t.requires_grad = True
-        else:
-            t._ctx = None
-            t.requires_grad = False
-        return t
 
-    apply.__name__ = op
-    return apply
+def _make_binary(op: str, fwd, bwd, expr: str = "fwd(x, y)"):
+    """The operator function for ``op``: ``expr`` (or ``fwd(x, y)``) forward, and
+    ``bwd(g, x, y, out, need_x, need_y)`` the gradients before unbroadcasting."""
+    namespace = {
+        "Tensor": Tensor,
+        "_scalar_operand": _scalar_operand,
+        "combine_error": combine_error,
+        "_ndarray": _ndarray,
+        "_generic": np.generic,
+        "_asarray": np.asarray,
+        "_new": object.__new__,
+        "_binary_backward": _binary_backward,
+        "GRAD_ENABLED": GRAD_ENABLED,
+        "CLOCK": CLOCK,
+        "op": op,
+        "fwd": fwd,
+        "bwd": bwd,
+    }
+    exec(_BINARY_SOURCE.format(name=op, expr=expr), namespace)  # noqa: S102 - our own template
+    return namespace[op]
 
 
 def _make_reflected(op: str, fwd, bwd):
@@ -196,11 +213,11 @@ def _pow_bwd(g, x, y, out, nx=True, ny=True):
 
 
 _new = object.__new__
-add = _make_binary("add", operator.add, _add_bwd)
-sub = _make_binary("sub", operator.sub, _sub_bwd)
-mul = _make_binary("mul", operator.mul, _mul_bwd)
-div = _make_binary("div", operator.truediv, _div_bwd)
-pow = _make_binary("pow", operator.pow, _pow_bwd)  # noqa: A001 - the operator's name
+add = _make_binary("add", operator.add, _add_bwd, "x + y")
+sub = _make_binary("sub", operator.sub, _sub_bwd, "x - y")
+mul = _make_binary("mul", operator.mul, _mul_bwd, "x * y")
+div = _make_binary("div", operator.truediv, _div_bwd, "x / y")
+pow = _make_binary("pow", operator.pow, _pow_bwd, "x ** y")  # noqa: A001 - the operator's name
 _BINARY = {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow}
 radd = _make_reflected("add", operator.add, _add_bwd)
 rsub = _make_reflected("sub", operator.sub, _sub_bwd)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..autograd import GRAD_ENABLED
 from ..backend import backend_of
+from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
 from . import elementwise
@@ -22,10 +23,13 @@ REDUCTIONS = ("mean", "sum", "none")
 
 
 def _reduce_rows(xp, rows, reduction):
-    if reduction == "mean":
-        return xp.mean(rows)
+    if reduction == "mean":  # over every element (rows may be N-d for the elementwise losses)
+        count = 1
+        for n in rows.shape:
+            count *= n
+        return backend_of(rows).sum(rows) / count
     if reduction == "sum":
-        return xp.sum(rows)
+        return backend_of(rows).sum(rows)
     return rows
 
 
@@ -67,7 +71,7 @@ def _labels(logits, target, op, ignore_index):
         labels = backend.asarray(labels, None, logits)
     if type(labels) is not type(logits) or backend.device(labels) != backend.device(logits):
         raise combine_error(op, logits, labels)
-    if not backend.xp.isdtype(labels.dtype, "integral"):
+    if numpy_dtype(labels.dtype).kind not in "iu":
         raise TypeError(f"{op}: target must hold integer class indices, got dtype {labels.dtype}")
     if logits.ndim != 2 or tuple(labels.shape) != (logits.shape[0],):
         raise ShapeError(
@@ -78,9 +82,9 @@ def _labels(logits, target, op, ignore_index):
     xp = backend.xp
     # One reduction and one device-to-host read when every target is a class (the usual case);
     # CuPy would silently read out of bounds, so a bad target must raise here.
-    outside = xp.logical_or(labels < 0, labels >= n_classes)
     ignored_found = False
-    if labels.size and bool(xp.any(outside)):
+    if backend.labels_outside(labels, n_classes):
+        outside = xp.logical_or(labels < 0, labels >= n_classes)
         bad = xp.logical_and(outside, labels != ignore_index)
         if bool(xp.any(bad)):
             values = backend.to_numpy(labels).reshape(-1)
@@ -136,33 +140,15 @@ def cross_entropy(
     if may_ignore or label_smoothing:
         return _cross_entropy_masked(logits, labels, reduction, ignore_index, float(label_smoothing))
     backend = backend_of(x)
-    xp = backend.xp
-    n = x.shape[0]
-    fused = None
-    if backend.kind == "cuda":
-        from ..backends import cuda_ext
-
-        fused = cuda_ext.try_softmax_xent_forward(x, labels)
-    if fused is not None:
-        rows, probs = fused
-    else:
-        lse = logsumexp_array(xp, x, (1,))
-        picked = xp.take_along_axis(x, xp.reshape(labels, (-1, 1)), axis=1)
-        rows = xp.reshape(lse - picked, (-1,))
-        probs = None
-    out = _reduce_rows(xp, rows, reduction)
+    rows, saved = backend.softmax_xent(x, labels)
+    out = _reduce_rows(backend.xp, rows, reduction)
     if logits.requires_grad and GRAD_ENABLED[0]:
-
-        def backward(g):
-            scale = _row_grad_scale(xp, g, n, reduction)
-            if fused is not None:
-                return (cuda_ext.softmax_xent_backward(probs, labels, scale),)
-            softmax = xp.exp(x - lse)
-            hot = _onehot(backend, labels, x.shape[1], x)
-            return ((softmax - xp.astype(hot, x.dtype)) * scale,)
-
-        return wrap(out, (backward, (logits,)))
+        return wrap(out, (_cross_entropy_backward, (logits,), (backend, saved, labels, x.shape[0], reduction)))
     return wrap(out)
+
+
+def _cross_entropy_backward(g, backend, saved, labels, n, reduction):
+    return (backend.softmax_xent_grad(saved, labels, _row_grad_scale(backend.xp, g, n, reduction)),)
 
 
 def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
@@ -173,7 +159,7 @@ def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
     n_classes = x.shape[1]
     valid, safe, count = _valid_rows(backend, labels, ignore_index, x)
     log_probs = x - logsumexp_array(xp, x, (1,))
-    rows = -xp.reshape(xp.take_along_axis(log_probs, xp.reshape(safe, (-1, 1)), axis=1), (-1,))
+    rows = -backend.pick_columns(log_probs, safe)
     if smoothing:
         rows = (1.0 - smoothing) * rows - (smoothing / n_classes) * xp.sum(log_probs, axis=1)
     rows = xp.where(valid, rows, 0)
@@ -207,7 +193,7 @@ def nll_loss(log_probs: Tensor, target, reduction: str = "mean", *, ignore_index
     valid, count = None, x.shape[0]
     if may_ignore:
         valid, labels, count = _valid_rows(backend, labels, ignore_index, x)
-    rows = -xp.reshape(xp.take_along_axis(x, xp.reshape(labels, (-1, 1)), axis=1), (-1,))
+    rows = -backend.pick_columns(x, labels)
     if valid is None:
         out = _reduce_rows(xp, rows, reduction)
     else:

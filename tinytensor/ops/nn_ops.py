@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import random as _random
 from ..autograd import GRAD_ENABLED
 from ..backend import backend_of
@@ -127,19 +129,15 @@ def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float =
     return wrap(out)
 
 
-def _activation_grad(xp, g, pre, out, activation):
-    if activation == "relu":
-        return backend_of(g).masked(g, out > 0)
-    if activation == "gelu":
-        return gelu_grad(xp, g, pre)
-    return g
+_ndarray = np.ndarray
+_numpy_matmul = np.matmul
 
 
 def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     """``activation(a @ weight.T + bias)`` as one graph node (PyTorch's weight layout: (out, in)).
 
     On a GPU with the extension built, the matmul runs in cuBLAS and bias + activation (forward and
-    backward) in one fused kernel.
+    backward) in one fused kernel. This runs once per layer per step: it keeps to plain checks.
     """
     if activation not in ACTIVATIONS:
         raise ValueError(f"unknown activation {activation!r}: expected one of {ACTIVATIONS}")
@@ -157,11 +155,10 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
             f"linear: input of shape {tuple(x.shape)} does not fit weight of shape {tuple(w.shape)} "
             "(the input's last axis must equal weight.shape[1])"
         )
-    if b is not None and tuple(b.shape) != (w.shape[0],):
+    if b is not None and (b.ndim != 1 or b.shape[0] != w.shape[0]):
         raise ShapeError(f"linear: bias has shape {tuple(b.shape)}, expected ({w.shape[0]},)")
     backend = backend_of(x)
     xp = backend.xp
-    lead = tuple(x.shape[:-1])
     x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
     fused = None
     if backend.kind == "cuda":
@@ -171,36 +168,62 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     if fused is not None:
         pre, out2 = fused
     else:
-        pre = matmul_arrays(x2, xp.matrix_transpose(w))
+        # .T: 2-D in every backend, and cheaper than matrix_transpose; numpy's @ needs no dispatch
+        pre = x2 @ w.T if type(x2) is _ndarray else matmul_arrays(x2, w.T)
         if b is not None:
             pre += b  # pre is a fresh matmul result: adding in place saves an allocation
         if activation == "relu":
-            out2 = xp.maximum(pre, 0)
+            # relu's gradient needs only its output (out > 0), so pre may be overwritten
+            out2 = backend.relu_fresh(pre)
         elif activation == "gelu":
             out2 = gelu_forward(xp, pre)
         else:
             out2 = pre
-    out = out2 if x.ndim == 2 else xp.reshape(out2, lead + (w.shape[0],))
-    parents = (a, weight) if bias is None else (a, weight, bias)
-    if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
-
-        def backward(g):
-            g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
-            gb = None
-            if fused is not None:
-                gpre, gb = cuda_ext.linear_backward(g2, pre, out2, b is not None, activation)
-            else:
-                gpre = _activation_grad(xp, g2, pre, out2, activation)
-                if bias is not None and bias.requires_grad:
-                    gb = xp.sum(gpre, axis=0)
-            gx = gw = None
-            if a.requires_grad:
-                gx = matmul_arrays(gpre, w)
-                if x.ndim != 2:
-                    gx = xp.reshape(gx, x.shape)
-            if weight.requires_grad:
-                gw = matmul_arrays(xp.matrix_transpose(gpre), x2)
-            return (gx, gw) if bias is None else (gx, gw, gb if bias.requires_grad else None)
-
-        return wrap(out, (backward, parents))
+    out = out2 if x.ndim == 2 else xp.reshape(out2, tuple(x.shape[:-1]) + (w.shape[0],))
+    need_b = bias is not None and bias.requires_grad
+    if (a.requires_grad or weight.requires_grad or need_b) and GRAD_ENABLED[0]:
+        parents = (a, weight) if bias is None else (a, weight, bias)
+        saved = (
+            x,
+            x2,
+            w,
+            b is not None,
+            pre,
+            out2,
+            activation,
+            fused is not None,
+            a.requires_grad,
+            weight.requires_grad,
+            need_b,
+        )
+        return wrap(out, (_linear_backward, parents, saved))
     return wrap(out)
+
+
+def _linear_backward(g, x, x2, w, has_bias, pre, out2, activation, fused, need_x, need_w, need_b):
+    backend = backend_of(g)
+    xp = backend.xp
+    g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
+    gb = None
+    if fused:
+        from ..backends import cuda_ext
+
+        gpre, gb = cuda_ext.linear_backward(g2, pre, out2, has_bias, activation)
+    else:
+        if activation == "relu":
+            gpre = backend.masked(g2, out2 > 0)
+        elif activation == "gelu":
+            gpre = gelu_grad(xp, g2, pre)
+        else:
+            gpre = g2
+        if need_b:
+            gb = backend.sum(gpre, axis=0)
+    matmul = _numpy_matmul if type(gpre) is _ndarray else matmul_arrays
+    gx = gw = None
+    if need_x:
+        gx = matmul(gpre, w)
+        if x.ndim != 2:
+            gx = xp.reshape(gx, x.shape)
+    if need_w:
+        gw = matmul(gpre.T, x2)
+    return (gx, gw, gb if need_b else None) if has_bias else (gx, gw)

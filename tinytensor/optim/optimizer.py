@@ -135,31 +135,44 @@ class Optimizer:
                         data = grad.data if isinstance(grad, Tensor) else grad
                         p.grad = backend_of(data).zeros(data.shape, data.dtype, data)
 
-    @no_grad()
     def step(self, closure=None):
         """Update every parameter that has a gradient; ``closure`` (optional) recomputes the loss first."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        # Locals: this loop runs for every parameter of every training step.
-        update, state_for, modified, ndarray = self._update, self._state_for, mark_modified, _ndarray
-        for group in self.param_groups:
-            for p in group["params"]:
-                grad = p.grad
-                if grad is None:
-                    continue
-                data = p.data
-                if type(grad) is not ndarray or type(data) is not ndarray:
-                    grad = self._foreign_grad(p, grad)
-                if grad.shape != data.shape:  # it would broadcast into the update silently
-                    raise ShapeError(
-                        f"{type(self).__name__}.step(): the gradient of parameter {self._position(p)} has shape "
-                        f"{tuple(grad.shape)}, the parameter has shape {tuple(data.shape)}"
-                    )
-                update(p, grad, state_for(p), group)
-                modified(p)  # a graph that saved p before this step must not backpropagate through it
+        with no_grad():
+            for group in self.param_groups:
+                self._step_group(group)
         return loss
+
+    def _step_group(self, group) -> None:
+        """One group's updates; optimizers may override it to hoist the group's settings."""
+        update = self._update
+        for p, grad, state in self._with_grads(group):
+            update(p, grad, state, group)
+
+    def _with_grads(self, group):
+        """(parameter, gradient array, state) for each parameter of ``group`` that has a gradient,
+        checked; each parameter is marked modified once the caller has updated it (a graph that
+        saved it before this step must not backpropagate through it)."""
+        # Locals: this loop runs for every parameter of every training step.
+        state_for, ndarray = self._state_for, _ndarray
+        for p in group["params"]:
+            grad = p.grad
+            if grad is None:
+                continue
+            data = p.data
+            if type(grad) is not ndarray or type(data) is not ndarray:
+                grad = self._foreign_grad(p, grad)
+            state = state_for(p)
+            if grad.shape != data.shape:  # it would broadcast into the update silently
+                raise ShapeError(
+                    f"{type(self).__name__}.step(): the gradient of parameter {self._position(p)} has shape "
+                    f"{tuple(grad.shape)}, the parameter has shape {tuple(data.shape)}"
+                )
+            yield p, grad, state
+            mark_modified(p)
 
     def _update(self, p, grad, state, group) -> None:
         raise NotImplementedError
@@ -315,7 +328,7 @@ def _group_params(params, where):
     for k, p in enumerate(params):
         if not isinstance(p, Tensor):
             raise TypeError(f"{where}: params[{k}] is a {type(p).__name__}, expected a Tensor (a Parameter)")
-        if not (p.is_leaf or p._retain_grad):
+        if not (p.is_leaf or p.retains_grad):
             raise ValueError(
                 f"{where}: params[{k}] is a non-leaf tensor (the result of an op); optimize the leaf "
                 "tensors it was computed from, or a .detach()ed copy with requires_grad"

@@ -32,6 +32,23 @@ class SGD(Optimizer):
             return f"Nesterov momentum needs momentum > 0 and dampening == 0, got {hp['momentum']} and {dampening}"
         return None
 
+    def _step_group(self, group):
+        # the group's settings read once, not per parameter
+        lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
+        dampening, nesterov = group["dampening"], group["nesterov"]
+        for p, grad, state in self._with_grads(group):
+            if wd:
+                grad = grad + wd * p.data
+            if momentum:
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = grad * 1  # its own copy: updated in place below
+                else:
+                    buf *= momentum
+                    buf += (1 - dampening) * grad if dampening else grad
+                grad = grad + momentum * buf if nesterov else buf
+            p.data -= lr * grad
+
     def _update(self, p, grad, state, group):
         wd, momentum = group["weight_decay"], group["momentum"]
         if wd:
