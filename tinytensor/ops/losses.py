@@ -69,7 +69,9 @@ def _labels(logits, target, op, ignore_index):
     backend = backend_of(logits)
     if not hasattr(labels, "dtype"):
         labels = backend.asarray(labels, None, logits)
-    if type(labels) is not type(logits) or backend.device(labels) != backend.device(logits):
+    if type(labels) is not type(logits) or (
+        type(logits) is not np.ndarray and backend.device(labels) != backend.device(logits)
+    ):
         raise combine_error(op, logits, labels)
     if numpy_dtype(labels.dtype).kind not in "iu":
         raise TypeError(f"{op}: target must hold integer class indices, got dtype {labels.dtype}")
