@@ -88,7 +88,12 @@ BAD = [
     ("dlpack-only-device", lambda: tt.from_dlpack(_OnlyDevice()), TypeError, r"does not implement the DLPack"),
     ("dlpack-bad-device", lambda: tt.from_dlpack(_BadDLPackDevice()), TypeError, r"__dlpack_device__\(\) must return"),
     ("dlpack-raises", lambda: tt.from_dlpack(_RaisingDLPack()), TypeError, r"not a valid DLPack producer.*exploded"),
-    ("dlpack-no-capsule", lambda: tt.from_dlpack(_NoCapsule()), TypeError, r"_NoCapsule is not a valid DLPack producer"),
+    (
+        "dlpack-no-capsule",
+        lambda: tt.from_dlpack(_NoCapsule()),
+        TypeError,
+        r"_NoCapsule is not a valid DLPack producer",
+    ),
     # ---- a numpy array or junk where a Tensor is expected (arrays are accepted: see below)
     ("exp-None", lambda: tt.exp(None), TypeError, r"exp\(\): argument 'input' must be a Tensor, got NoneType"),
     ("sum-str", lambda: tt.sum("abc"), TypeError, r"sum\(\): argument 'input' must be a Tensor, got str"),
@@ -132,8 +137,18 @@ BAD = [
     ("int-requires-grad", lambda: tt.tensor([1, 2], requires_grad=True), TypeError, r"only floating-point tensors"),
     # ---- Module.to and layer sizes
     ("module-to-int64", lambda: nn.Linear(2, 2).to("int64"), TypeError, r"Module.to\(\): only floating-point dtypes"),
-    ("module-to-np-bool", lambda: nn.Linear(2, 2).to(np.bool_), TypeError, r"only floating-point dtypes are accepted, got bool"),
-    ("module-to-int", lambda: nn.Linear(2, 2).to(1), TypeError, r"Module.to\(\): got 1; a device is a string .*'cuda:1'"),
+    (
+        "module-to-np-bool",
+        lambda: nn.Linear(2, 2).to(np.bool_),
+        TypeError,
+        r"only floating-point dtypes are accepted, got bool",
+    ),
+    (
+        "module-to-int",
+        lambda: nn.Linear(2, 2).to(1),
+        TypeError,
+        r"Module.to\(\): got 1; a device is a string .*'cuda:1'",
+    ),
     ("module-to-junk", lambda: nn.Linear(2, 2).to("gpu"), tt.DeviceError, r"unknown device 'gpu'"),
     ("linear-negative", lambda: nn.Linear(-1, 3), ValueError, r"Linear\(\): in_features must be >= 0, got -1"),
     ("linear-float", lambda: nn.Linear(2, 3.5), TypeError, r"Linear\(\): out_features must be an int, got float"),
