@@ -354,52 +354,6 @@ class StrictBackend(Backend):
     def copy(self, data):
         return self.xp.asarray(data, copy=True)
 
-    def sum(self, x, axis=None):
-        """The sum of a floating array over ``axis`` (all by default), for the ops' hot paths."""
-        return self.xp.sum(x, axis=axis)
-
-    def relu_fresh(self, x):
-        """max(x, 0) of an array nobody else holds: numpy overwrites it, saving an allocation."""
-        return self.xp.maximum(x, 0)
-
-    def labels_outside(self, labels, n: int) -> bool:
-        """Whether any integer label is < 0 or >= n (one device-to-host read)."""
-        xp = self.xp
-        return bool(labels.size) and bool(xp.any(xp.logical_or(labels < 0, labels >= n)))
-
-    def softmax_xent(self, x, labels):
-        """Softmax cross-entropy of (N, C) logits ``x``: (per-row losses, what its gradient needs).
-
-        The row max is subtracted before exponentiating; exp(shifted) / its sum is the softmax the
-        gradient needs, so backward divides instead of exponentiating again. A row that is all
-        -inf or holds +inf gives NaN, as in PyTorch.
-        """
-        xp = self.xp
-        shifted = x - xp.max(x, axis=1, keepdims=True)
-        exps = xp.exp(shifted)
-        sums = xp.sum(exps, axis=1, keepdims=True)
-        rows = xp.reshape(xp.log(sums), (-1,)) - self.pick_columns(shifted, labels)
-        return rows, (exps, sums)
-
-    def softmax_xent_grad(self, saved, labels, scale):
-        """d loss / d logits from ``softmax_xent``'s saved values; ``scale`` is d loss / d row
-        (a 0-d array or one per row, shaped (N, 1))."""
-        exps, sums = saved
-        softmax = exps / sums
-        return (softmax - self.onehot(labels, softmax.shape[1], softmax.dtype, softmax)) * scale
-
-    def pick_columns(self, x, labels):
-        """``x[i, labels[i]]`` for each row i of a 2-D ``x``: a gather the array API spells
-        take_along_axis."""
-        xp = self.xp
-        return xp.reshape(xp.take_along_axis(x, xp.reshape(labels, (-1, 1)), axis=1), (-1,))
-
-    def onehot(self, labels, n_classes, dtype, like):
-        """(N, n_classes) rows of ``dtype`` with a 1 at each label."""
-        xp = self.xp
-        classes = xp.reshape(self.arange(n_classes, like), (1, -1))
-        return xp.astype(xp.reshape(labels, (-1, 1)) == classes, dtype)
-
     def masked(self, values, keep):
         return self.xp.where(keep, values, 0)  # the array API does not multiply floats by booleans
 

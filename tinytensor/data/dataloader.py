@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .. import random as _random
+from ..argcheck import int_at_least
 from ..backend import backend_of
 from ..tensor import wrap
 from .collate import default_collate
@@ -29,7 +28,7 @@ class DataLoader:
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, generator=None):
         _check_dataset(dataset)
         self.dataset = dataset
-        self.batch_size = _check_batch_size(batch_size)
+        self.batch_size = int_at_least("DataLoader", "batch_size", batch_size, 1)
         self.shuffle = _check_flag(shuffle, "shuffle")
         self.drop_last = _check_flag(drop_last, "drop_last")
         if generator is not None and not isinstance(generator, _random.Generator):
@@ -110,18 +109,6 @@ def _check_dataset(dataset) -> None:
         len(dataset)
     except NotImplementedError:
         raise TypeError(f"DataLoader: dataset {type(dataset).__name__} does not implement __len__") from None
-
-
-def _check_batch_size(batch_size) -> int:
-    if isinstance(batch_size, (bool, np.bool_)):
-        raise TypeError("DataLoader: batch_size must be a positive int, got a bool")
-    try:
-        batch_size = operator.index(batch_size)
-    except TypeError:
-        raise TypeError(f"DataLoader: batch_size must be a positive int, got {type(batch_size).__name__}") from None
-    if batch_size <= 0:
-        raise ValueError(f"DataLoader: batch_size must be a positive int, got {batch_size}")
-    return batch_size
 
 
 def _check_flag(value, name: str) -> bool:

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .. import creation
+from ..argcheck import int_at_least
 from ..ops import nn_ops, shape
 from .activations import GELU, ReLU
 from .module import Module, ModuleList, Parameter
@@ -62,11 +63,7 @@ class Flatten(Module):
 
 def size_arg(fn: str, name: str, value) -> int:
     """A layer size: a non-negative int (PyTorch allows 0), else an error naming the argument."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{fn}(): {name} must be an int, got {type(value).__name__} {value!r}")
-    if value < 0:
-        raise ValueError(f"{fn}(): {name} must be >= 0, got {value}")
-    return int(value)
+    return int_at_least(f"{fn}()", name, value, 0)
 
 
 class Dropout(Module):

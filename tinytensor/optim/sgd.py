@@ -48,17 +48,3 @@ class SGD(Optimizer):
                     buf += (1 - dampening) * grad if dampening else grad
                 grad = grad + momentum * buf if nesterov else buf
             p.data -= lr * grad
-
-    def _update(self, p, grad, state, group):
-        wd, momentum = group["weight_decay"], group["momentum"]
-        if wd:
-            grad = grad + wd * p.data
-        if momentum:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = grad * 1  # its own copy: updated in place below
-            else:
-                buf *= momentum
-                buf += (1 - group["dampening"]) * grad if group["dampening"] else grad
-            grad = grad + momentum * buf if group["nesterov"] else buf
-        p.data -= group["lr"] * grad

@@ -5,11 +5,11 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-import operator
 from collections import OrderedDict
 
 import numpy as np
 
+from ..argcheck import int_at_least
 from ..backend import backend_of
 from ..tensor import Tensor, wrap
 
@@ -46,7 +46,7 @@ class EarlyStopping:
                 f"{type(model).__name__} has none"
             )
         self.model = model
-        self.patience = _check_patience(patience)
+        self.patience = int_at_least("EarlyStopping", "patience", patience, 0)
         self.min_delta = _check_min_delta(min_delta)
         self.restore_best_weights = bool(restore_best_weights)
         self.counter = 0
@@ -115,18 +115,6 @@ def _as_float(val_loss) -> float:
             )
         return float(val_loss.item())
     raise TypeError(f"EarlyStopping: val_loss must be a number or a one-element Tensor, got {type(val_loss).__name__}")
-
-
-def _check_patience(patience) -> int:
-    if isinstance(patience, (bool, np.bool_)):
-        raise TypeError("EarlyStopping: patience must be an int >= 0, got a bool")
-    try:
-        patience = operator.index(patience)
-    except TypeError:
-        raise TypeError(f"EarlyStopping: patience must be an int >= 0, got {type(patience).__name__}") from None
-    if patience < 0:
-        raise ValueError(f"EarlyStopping: patience must be an int >= 0, got {patience}")
-    return patience
 
 
 def _check_min_delta(min_delta) -> float:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import operator
 import sys
 import warnings
 from collections.abc import Iterable
+
+from ..argcheck import int_at_least
 
 _warned = [False]  # the missing-tqdm warning is given once per process
 
@@ -24,7 +25,7 @@ def progress_bar(iterable, prefix: str = "", length: int = 30, **kwargs):
     """
     if not isinstance(prefix, str):
         raise TypeError(f"progress_bar: prefix must be a str, got {type(prefix).__name__}")
-    length = _check_length(length)
+    length = int_at_least("progress_bar", "length", length, 1)
     if not isinstance(iterable, Iterable) and not hasattr(iterable, "__getitem__"):
         raise TypeError(f"progress_bar: iterable must be iterable, got {type(iterable).__name__}")
     return _bar(iterable, prefix, length, kwargs)
@@ -54,15 +55,3 @@ def _bar(iterable, prefix, length, kwargs):
 
 
 train_bar = progress_bar  # the 1.x alias
-
-
-def _check_length(length) -> int:
-    if isinstance(length, bool):
-        raise TypeError("progress_bar: length must be a positive int, got a bool")
-    try:
-        length = operator.index(length)
-    except TypeError:
-        raise TypeError(f"progress_bar: length must be a positive int, got {type(length).__name__}") from None
-    if length <= 0:
-        raise ValueError(f"progress_bar: length must be a positive int, got {length}")
-    return length
