@@ -228,3 +228,27 @@ def test_in_place_ops_keep_dtype_and_shape():
     with pytest.raises(RuntimeError, match="broadcast view"):
         tt.ones(3).expand(2, 3).mul_(2.0)
     assert i.tolist() == [1, 2, 3]
+
+
+def test_floor_division_modulo_and_randint():
+    a = tt.tensor([7, -7, 5])
+    assert (a // 2).tolist() == [3, -4, 2] and (a % 3).tolist() == [1, 2, 2]
+    assert not (tt.Tensor([1.5], requires_grad=True) % 1.0).requires_grad  # no gradient, as torch's
+    tt.manual_seed(0)
+    r = tt.randint(3, 7, (1000,))
+    assert r.dtype == np.int64 and r.shape == (1000,) and set(r.tolist()) == {3, 4, 5, 6}
+    assert tt.randint(5, size=(2, 2)).shape == (2, 2)
+    with pytest.raises(ValueError, match=r"randint\(\): high \(3\) must be greater than low \(3\)"):
+        tt.randint(3, 3)
+
+
+def test_dropout_on_every_device(device):
+    tt.manual_seed(0)
+    x = tt.ones(2000, device=device, requires_grad=True)
+    y = tt.dropout(x, 0.25, True)
+    kept = y.numpy() != 0
+    assert 0.7 < kept.mean() < 0.8 and y.device == x.device
+    np.testing.assert_allclose(y.numpy()[kept], 1 / 0.75, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_allclose(tt.tensor(x.grad).numpy(), y.numpy(), rtol=1e-6)
+    assert tt.dropout(x, 1.0, True).numpy().sum() == 0

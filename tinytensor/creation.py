@@ -109,6 +109,22 @@ def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(_place(host, device), requires_grad)
 
 
+def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
+    """Integers drawn uniformly from [low, high) (``randint(high, size)`` starts at 0), int64 by
+    default, as PyTorch's ``randint``."""
+    if high is None:
+        low, high = 0, low
+    low, high = (_number(v, "randint()", n) for v, n in ((low, "low"), (high, "high")))
+    if not (isinstance(low, int) and isinstance(high, int)):
+        raise TypeError(f"randint(): low and high must be ints, got {low!r} and {high!r}")
+    if high <= low:
+        raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
+    dtype = _resolve_dtype(dtype, "randint()") or np.dtype(np.int64)
+    shape = _shape((size,) if isinstance(size, (int, np.integer)) else tuple(size), "randint()")
+    host = _random.generator().integers(low, high, shape).astype(dtype)
+    return wrap(_place(host, device))
+
+
 def uniform(shape, low, high, dtype=None, device=None) -> Tensor:
     """Uniform samples in [low, high) (used for layer initialization)."""
     dtype = _resolve_dtype(dtype) or np.dtype(DEFAULT_FLOAT)

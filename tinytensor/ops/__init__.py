@@ -25,6 +25,8 @@ def install(cls) -> None:
         "__le__": arith.le,
         "__gt__": arith.gt,
         "__ge__": arith.ge,
+        "__floordiv__": arith.floordiv,
+        "__mod__": arith.mod,
         "__and__": arith.and_,
         "__rand__": arith.and_,
         "__or__": arith.or_,

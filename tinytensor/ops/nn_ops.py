@@ -63,11 +63,11 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     backend = backend_of(x)
     xp = backend.xp
     if p == 1.0:
-        scale = xp.zeros_like(x)
+        scale = backend.zeros(x.shape, x.dtype, x)  # on x's device (zeros_like would use CuPy's current one)
     else:
         keep = backend.uniform(x.shape, x.dtype, x, _random.next_seed()) >= p
-        scale = xp.where(keep, 1.0 / (1.0 - p), 0.0)
-        scale = xp.astype(scale, x.dtype)
+        # the mask as x's dtype, times the kept scale (where() with two scalars is not array API)
+        scale = xp.astype(keep, x.dtype) * (1.0 / (1.0 - p))
     out = x * scale
     if a.requires_grad and GRAD_ENABLED[0]:
         return wrap(out, (lambda g: (g * scale,), (a,)))
