@@ -141,7 +141,11 @@ def is_grad_enabled() -> bool:
 
 
 def _topological_order(root):
-    """Non-leaf nodes reachable from root, parents before children (iterative post-order DFS)."""
+    """Non-leaf nodes reachable from root, parents before children (iterative post-order DFS).
+
+    Tensors are keys of sets and dicts here: their hash is their identity, and distinct live
+    objects never share one, so the elementwise ``__eq__`` is never asked.
+    """
     order = []
     visited = set()
     stack = [(root, False)]
@@ -150,13 +154,13 @@ def _topological_order(root):
         if expanded:
             order.append(node)
             continue
-        if id(node) in visited:
+        if node in visited:
             continue
-        visited.add(id(node))
+        visited.add(node)
         stack.append((node, True))
         for parent in node._ctx[1]:
             ctx = parent._ctx
-            if ctx is None or not parent.requires_grad or id(parent) in visited:
+            if ctx is None or not parent.requires_grad or parent in visited:
                 continue
             if ctx is FREED:
                 raise RuntimeError(
@@ -177,13 +181,13 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
     order = _topological_order(root)
     retained = RETAINED
     clock = CLOCK[0]
-    pending = {id(root): seed}
+    pending = {root: seed}  # node -> the gradient summed so far
     handed_out = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
     previous = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = False
     try:
         for node in reversed(order):
-            grad = pending.pop(id(node), None)
+            grad = pending.pop(node, None)
             ctx = node._ctx
             if not retain_graph:
                 node._ctx = FREED
@@ -200,9 +204,8 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
                 if parent._ctx is None:
                     _accumulate_leaf(parent, pgrad, handed_out)  # a leaf: its .grad
                 else:
-                    key = id(parent)
-                    prev = pending.get(key)
-                    pending[key] = pgrad if prev is None else prev + pgrad
+                    prev = pending.get(parent)
+                    pending[parent] = pgrad if prev is None else prev + pgrad
     finally:
         GRAD_ENABLED[0] = previous
 

@@ -166,7 +166,9 @@ class NumpyBackend(Backend):
         return np.maximum(x, 0, out=x)
 
     def labels_outside(self, labels, n):
-        return bool(labels.size) and bool(np.minimum.reduce(labels) < 0 or np.maximum.reduce(labels) >= n)
+        # One pass: seen as unsigned, a negative label is huge, so one max covers both ends.
+        unsigned = labels.view(labels.dtype.str.replace("i", "u")) if labels.dtype.kind == "i" else labels
+        return bool(labels.size) and bool(np.maximum.reduce(unsigned, axis=None) >= n)
 
     def softmax_xent(self, x, labels):
         shifted = x - np.maximum.reduce(x, axis=1, keepdims=True)
