@@ -1,11 +1,12 @@
 """Reverse-mode autograd: the graph walk, gradient accumulation and grad mode.
 
-A result tensor's ``_ctx`` is ``(backward, parents)``, where ``backward(g)`` returns one gradient
-(or None) per parent, or ``(backward, parents, saved)``, called as ``backward(g, *saved)``: the
-hottest ops use the second form because creating a closure over several arrays costs more than
-the op's own numpy call on small tensors. Leaves have ``_ctx is None``. After a backward pass without ``retain_graph`` every
-visited node's ``_ctx`` becomes ``FREED`` so its saved arrays can be collected, and a second pass
-through it raises instead of silently dropping gradients.
+A result tensor's ``_ctx`` is ``(backward, parents, *saved)``: ``backward(g, *saved)`` returns
+one gradient (or None) per parent. The hottest ops put what they need in ``saved`` because
+creating a closure over several arrays costs more than the op's own numpy call on small tensors
+(for generated ops, ``saved[0]`` is the op's gradient rule). Leaves have ``_ctx is None``. After
+a backward pass without ``retain_graph`` every visited node's ``_ctx`` becomes ``FREED`` so its
+saved arrays can be collected, and a second pass through it raises instead of silently dropping
+gradients.
 
 In-place safety (PyTorch's version counters, in a cheaper form): ``CLOCK`` counts in-place
 changes in this process. Every graph node records the clock when it is made (``_stamp``); an
@@ -82,13 +83,13 @@ def _modified_after(t, stamp) -> bool:
 def _reads_saved_data(ctx) -> bool:
     if ctx[0] in NO_SAVED_DATA:
         return False
-    rule = ctx[2][0] if len(ctx) == 3 and ctx[2] else None  # a generated op's gradient rule, if any
+    rule = ctx[2] if len(ctx) > 2 else None  # a generated op's gradient rule, if any
     return not (callable(rule) and rule in NO_SAVED_DATA)
 
 
 def op_name(ctx) -> str:
     """A readable name of the op behind a node, for error messages."""
-    fn = ctx[2][0] if len(ctx) == 3 and ctx[2] and callable(ctx[2][0]) else ctx[0]
+    fn = ctx[2] if len(ctx) > 2 and callable(ctx[2]) else ctx[0]
     name = getattr(fn, "__qualname__", repr(fn)).split(".<locals>")[0].strip("_")
     for suffix in ("_backward", "_bwd"):
         name = name.removesuffix(suffix)
@@ -197,7 +198,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
                 _check_not_modified(node, ctx)
             if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
                 node.grad = backend_of(grad).copy(grad) if node.grad is None else node.grad + grad
-            parent_grads = ctx[0](grad, *ctx[2]) if len(ctx) == 3 else ctx[0](grad)
+            parent_grads = ctx[0](grad, *ctx[2:])
             for parent, pgrad in zip(ctx[1], parent_grads):
                 if pgrad is None or not parent.requires_grad:
                     continue

@@ -127,7 +127,7 @@ def {name}(a, b):
     need_x = a.requires_grad
     need_y = b.requires_grad
     if (need_x or need_y) and GRAD_ENABLED[0]:
-        t._ctx = (_binary_backward, (a, b), (bwd, x, y, out, need_x, need_y))
+        t._ctx = (_binary_backward, (a, b), bwd, x, y, out, need_x, need_y)
         t._stamp = CLOCK[0]
         t.requires_grad = True
     else:
@@ -336,7 +336,7 @@ def _matmul(a: Tensor, b: Tensor) -> Tensor:
             raise combine_error("matmul", x, y) from None
         raise _matmul_shape_error(x, y) from None
     if (a.requires_grad or b.requires_grad) and GRAD_ENABLED[0]:
-        return wrap(out, (matmul_backward, (a, b), (x, y, a.requires_grad, b.requires_grad)))
+        return wrap(out, (matmul_backward, (a, b), x, y, a.requires_grad, b.requires_grad))
     return wrap(out)
 
 

@@ -23,7 +23,7 @@ def unary(a: Tensor, fwd, bwd) -> Tensor:
     xp = backend_of(x).xp
     out = fwd(xp, x)
     if a.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (_unary_backward, (a,), (bwd, xp, x, out)))
+        return wrap(out, (_unary_backward, (a,), bwd, xp, x, out))
     return wrap(out)
 
 

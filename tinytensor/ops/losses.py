@@ -145,7 +145,7 @@ def cross_entropy(
     rows, saved = backend.softmax_xent(x, labels)
     out = _reduce_rows(backend.xp, rows, reduction)
     if logits.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (_cross_entropy_backward, (logits,), (backend, saved, labels, x.shape[0], reduction)))
+        return wrap(out, (_cross_entropy_backward, (logits,), backend, saved, labels, x.shape[0], reduction))
     return wrap(out)
 
 

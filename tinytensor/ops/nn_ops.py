@@ -196,7 +196,7 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
             weight.requires_grad,
             need_b,
         )
-        return wrap(out, (_linear_backward, parents, saved))
+        return wrap(out, (_linear_backward, parents, *saved))
     return wrap(out)
 
 

@@ -69,7 +69,7 @@ def _reduce(a: Tensor, axis, keepdims, fwd, bwd):
     out = out_kept if keepdims else xp.reshape(out_kept, tuple(n for i, n in enumerate(x.shape) if i not in axes))
     if a.requires_grad and GRAD_ENABLED[0]:
         # the (fn, parents, saved) form: autograd sees the rule ``bwd`` (names, in-place checks)
-        return wrap(out, (_reduce_backward, (a,), (bwd, backend, x, out_kept, axes)))
+        return wrap(out, (_reduce_backward, (a,), bwd, backend, x, out_kept, axes))
     return wrap(out)
 
 

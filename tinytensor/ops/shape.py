@@ -24,7 +24,7 @@ def _view_backward(g, backward):
 
 def _view(a: Tensor, out, backward):
     """A result that may share ``a``'s storage; ``backward(g)`` maps its gradient back (shapes only)."""
-    t = wrap(out, (_view_backward, (a,), (backward,))) if a.requires_grad and GRAD_ENABLED[0] else wrap(out)
+    t = wrap(out, (_view_backward, (a,), backward)) if a.requires_grad and GRAD_ENABLED[0] else wrap(out)
     share_version(a, t)
     return t
 
@@ -198,7 +198,7 @@ def concatenate(tensors, dim: int = 0, *, axis=None) -> Tensor:
     sizes = [arr.shape[ax] for arr in arrays]
     parents = tuple(t if isinstance(t, Tensor) else wrap(t) for t in tensors)
     if any(p.requires_grad for p in parents) and GRAD_ENABLED[0]:
-        return wrap(out, (_concat_backward, parents, (ax, sizes, tuple(p.requires_grad for p in parents))))
+        return wrap(out, (_concat_backward, parents, ax, sizes, tuple(p.requires_grad for p in parents)))
     return wrap(out)
 
 
