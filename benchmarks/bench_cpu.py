@@ -208,7 +208,7 @@ def main(argv=None) -> int:
         judged = ratio_torch if peer == "torch" else ratio_np
         verdict = "n/a" if judged != judged else ("PASS" if judged <= target else "MISS")
         failures += verdict == "MISS"
-        fmt = lambda s: f"{s * 1e6:10.1f}us" if s < 1e-3 else f"{s * 1e3:10.2f}ms"  # noqa: E731
+        fmt = lambda s: f"{s * 1e6:10.2f}us" if s < 1e-5 else f"{s * 1e6:10.1f}us" if s < 1e-3 else f"{s * 1e3:10.2f}ms"  # noqa: E731
         torch_text = fmt(r["torch"]) if "torch" in r else f"{'-':>12s}"
         print(
             f"{name:46s} {fmt(r['tinytensor'])} {fmt(r['numpy'])} {torch_text} {ratio_np:9.2f} {ratio_torch:9.2f}  "
