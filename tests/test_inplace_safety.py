@@ -112,3 +112,15 @@ def test_tensor_of_a_tensor_copies_and_casts_to_integers_end_the_graph():
     i = (x * 2).long()
     assert i.dtype == np.int64 and not i.requires_grad and i.is_leaf
     assert (x * 2).double().requires_grad  # float to float stays differentiable
+
+
+def test_ops_with_a_number_follow_the_same_rule():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    y = (x + 1.0).sum()  # adding a number saves nothing: a later change to x is harmless
+    w = (2.0**x).sum()  # rpow saves its output and x
+    with tt.no_grad():
+        x.add_(1.0)
+    y.backward()
+    np.testing.assert_allclose(x.grad, [1.0, 1.0])
+    with pytest.raises(RuntimeError, match="gradient of pow needs"):
+        w.backward()

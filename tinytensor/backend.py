@@ -17,9 +17,6 @@ import numpy as np
 
 from .errors import DeviceError
 
-# dtype a Python number or list becomes; arrays keep their own.
-DEFAULT_FLOAT = np.float32
-
 _CUDA_KINDS = ("cuda",)
 
 
@@ -463,6 +460,11 @@ def backend_for(kind_index) -> Backend:
     if kind == "strict":
         return _strict_backend()
     return NUMPY
+
+
+def device_of(data) -> tuple[str, object]:
+    """The parsed device (kind, index) that holds ``data``, as ``transfer`` takes it."""
+    return parse_device(backend_of(data).device(data))
 
 
 def transfer(data, kind_index):

@@ -7,10 +7,11 @@ import math
 import numpy as np
 
 from . import random as _random
-from .backend import DEFAULT_FLOAT, backend_for, backend_of, parse_device, transfer
-from .dtypes import is_float
+from .backend import backend_for, backend_of, parse_device, transfer
+from .dtypes import DEFAULT_FLOAT, is_float
+from .dtypes import resolve as _resolve_dtype
 from .errors import DeviceError
-from .tensor import Tensor, _resolve_dtype, as_array, wrap
+from .tensor import Tensor, as_array, wrap
 
 
 def _shape(shape, fn: str = "shape") -> tuple:

@@ -20,7 +20,7 @@ _ndarray = np.ndarray
 _generic = np.generic
 _CLOCK = autograd.CLOCK
 
-__all__ = ["Tensor", "wrap", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
+__all__ = ["Tensor", "wrap", "is_array", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
 
 
 def wrap(data, ctx=None) -> Tensor:
@@ -36,8 +36,15 @@ def wrap(data, ctx=None) -> Tensor:
     return t
 
 
-def _is_foreign_array(value) -> bool:
-    return hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith(("cupy", "array_api_strict"))
+def is_array(value) -> bool:
+    """A numpy, CuPy or array_api_strict array (not a Tensor, not a numpy scalar). Judged by type
+    and module, so neither CuPy nor array_api_strict is imported here."""
+    if isinstance(value, _ndarray):
+        return True
+    return hasattr(value, "shape") and (
+        hasattr(value, "__cuda_array_interface__")
+        or type(value).__module__.split(".")[0] in ("cupy", "array_api_strict")
+    )
 
 
 def as_array(value, dtype=None, fn: str = "tensor()"):
@@ -51,7 +58,7 @@ def as_array(value, dtype=None, fn: str = "tensor()"):
     elif isinstance(value, (_ndarray, _generic)):
         dtypes.check_array_dtype(value.dtype, fn)
         data = np.array(value)  # a copy, as torch.tensor makes: later in-place updates stay ours
-    elif _is_foreign_array(value):
+    elif is_array(value):
         dtypes.check_array_dtype(value.dtype, fn)
         data = backend_of(value).copy(value)
     else:
@@ -66,7 +73,7 @@ def tensor_arg(value, fn: str, name: str = "input") -> Tensor:
     numbers and lists converted; anything else is a TypeError naming the function and argument."""
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (_ndarray, _generic)) or _is_foreign_array(value):
+    if isinstance(value, _generic) or is_array(value):
         dtypes.check_array_dtype(value.dtype, f"{fn}()")
         return wrap(np.asarray(value) if isinstance(value, _generic) else value)
     if isinstance(value, (bool, int, float, list, tuple)):
@@ -86,10 +93,6 @@ def accepts_arrays(fn):
         return fn(input, *args, **kwargs)
 
     return op
-
-
-def _resolve_dtype(dtype, fn: str = "dtype"):
-    return dtypes.resolve(dtype, fn)
 
 
 class Tensor:

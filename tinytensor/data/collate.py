@@ -14,9 +14,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..backend import DEFAULT_FLOAT, backend_of
+from ..backend import backend_of
+from ..dtypes import DEFAULT_FLOAT
 from ..errors import DeviceError, ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, is_array, wrap
 
 
 def default_collate(samples):
@@ -29,7 +30,7 @@ def default_collate(samples):
 
 def _collate(items, path):
     first = items[0]
-    if isinstance(first, Tensor) or _is_array(first):
+    if isinstance(first, Tensor) or is_array(first):
         return wrap(_stack([_array_of(x, k, path) for k, x in enumerate(items)], path))
     if isinstance(first, np.generic):
         return wrap(np.asarray(items))  # numpy scalars keep their dtype, as torch.as_tensor does
@@ -49,16 +50,10 @@ def _collate(items, path):
     )
 
 
-def _is_array(value) -> bool:
-    return isinstance(value, np.ndarray) or (
-        hasattr(value, "shape") and type(value).__module__.split(".")[0] in ("cupy", "array_api_strict")
-    )
-
-
 def _array_of(value, k, path):
     if isinstance(value, Tensor):
         return value.data
-    if _is_array(value):
+    if is_array(value):
         return value
     raise TypeError(
         f"default_collate: {path} mix types: an array or Tensor in sample 0, a {type(value).__name__} in sample {k}"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..backend import backend_of
+from ..dtypes import numpy_dtype
 from ..errors import ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, is_array, wrap
 
 
 class Dataset:
@@ -53,7 +52,7 @@ def _as_tensor(value, position: int) -> Tensor:
     where = f"TensorDataset: argument {position}"
     if isinstance(value, Tensor):
         tensor = value
-    elif isinstance(value, np.ndarray) or _is_foreign_array(value):
+    elif is_array(value):
         try:
             backend_of(value)
         except TypeError as exc:
@@ -64,18 +63,12 @@ def _as_tensor(value, position: int) -> Tensor:
         raise TypeError(
             f"{where} must be a Tensor or a numpy / CuPy / array_api_strict array, got {_type_name(value)}{hint}"
         )
-    dtype = np.dtype(getattr(tensor.dtype, "_np_dtype", tensor.dtype))
+    dtype = numpy_dtype(tensor.dtype)
     if dtype.kind not in "biuf":
         raise TypeError(f"{where} has dtype {dtype}: a TensorDataset holds numbers (bool, int or float)")
     if tensor.ndim == 0:
         raise ShapeError(f"{where} is 0-d: a dataset indexes its samples along axis 0, so it needs at least one axis")
     return tensor
-
-
-def _is_foreign_array(value) -> bool:
-    # CuPy and array_api_strict arrays; checked by module so neither library is imported here.
-    module = type(value).__module__.split(".")[0]
-    return module in ("cupy", "array_api_strict") and hasattr(value, "shape")
 
 
 def _type_name(value) -> str:

@@ -9,9 +9,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import dtypes
-from ..backend import NUMPY, backend_of, parse_device, transfer
+from ..backend import NUMPY, backend_of, device_of, parse_device, transfer
 from ..errors import ShapeError
-from ..tensor import Tensor, _resolve_dtype, as_array, wrap
+from ..tensor import Tensor, as_array, is_array, wrap
 
 
 class Parameter(Tensor):
@@ -152,13 +152,13 @@ class Module:
         for arg in args:
             if isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype
-            elif isinstance(arg, str) and _resolve_dtype_or_none(arg) is None:
+            elif isinstance(arg, str) and arg not in dtypes.NAMES:
                 device = arg
             elif isinstance(arg, (int, float)):  # PyTorch reads an int as a CUDA index; say what to write
                 raise TypeError(f"Module.to(): got {arg!r}; a device is a string such as 'cpu' or 'cuda:{arg}'")
             else:
                 dtype = arg
-        dtype = _resolve_dtype(dtype, "Module.to()")
+        dtype = dtypes.resolve(dtype, "Module.to()")
         if dtype is not None and dtype.kind != "f":
             raise TypeError(f"Module.to(): only floating-point dtypes are accepted, got {dtype}")
         target = parse_device(device) if device is not None else None
@@ -219,7 +219,7 @@ class Module:
                 )
             host = np.array(backend_of(source).to_numpy(source))  # our own copy
             host = dtypes.checked_cast(host, _numpy_dtype(target.data), NUMPY, f"load_state_dict(): {name!r}")
-            placed = transfer(host, _device_of(target.data))
+            placed = transfer(host, device_of(target.data))
             target.data = placed
         return LoadResult(missing, unexpected)
 
@@ -245,8 +245,8 @@ class Module:
 
     def __call__(self, *args, **kwargs):
         # numpy/CuPy arrays given to a module become tensors (no copy), as pytinytensor 1.x accepted
-        if args and type(args[0]) is not Tensor and _is_array(args[0]):
-            args = tuple(wrap(a) if _is_array(a) else a for a in args)
+        if args and type(args[0]) is not Tensor and is_array(args[0]):
+            args = tuple(wrap(a) if is_array(a) else a for a in args)
         return self.forward(*args, **kwargs)
 
     def extra_repr(self) -> str:
@@ -262,40 +262,17 @@ class Module:
         return "\n".join(lines) + "\n)"
 
 
-def _is_array(value) -> bool:
-    if isinstance(value, Tensor):
-        return False
-    if isinstance(value, np.ndarray):
-        return True
-    return hasattr(value, "__cuda_array_interface__") or type(value).__module__.startswith(("cupy", "array_api_strict"))
-
-
 def _state_value(name: str, value):
     """A state dict entry as an array: a Tensor, an array, or numbers; anything else names the key."""
     if isinstance(value, Tensor):
         return value.data
     if value is None or isinstance(value, (str, bytes, dict)):
         raise TypeError(f"load_state_dict(): {name!r} must be a tensor or an array, got {type(value).__name__}")
-    try:
-        data = as_array(value, None, f"load_state_dict(): {name!r}")
-    except (TypeError, ValueError) as exc:
-        raise type(exc)(str(exc)) from None
-    return data
-
-
-def _resolve_dtype_or_none(name: str):
-    try:
-        return _resolve_dtype(name)
-    except TypeError:
-        return None
+    return as_array(value, None, f"load_state_dict(): {name!r}")
 
 
 def _numpy_dtype(data):
     return getattr(data.dtype, "_np_dtype", data.dtype)
-
-
-def _device_of(data):
-    return parse_device(backend_of(data).device(data))
 
 
 class ModuleList(Module):

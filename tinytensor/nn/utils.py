@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..backend import backend_of, parse_device, transfer
+from ..backend import backend_of, device_of, transfer
 from ..tensor import Tensor, wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
@@ -99,7 +99,7 @@ def _total_norm(grads, norm_type):
     for (array_type, _place), partials in by_place.items():
         part = _combine(partials, norm_type)
         if len(by_place) > 1:  # a few 0-d transfers: one per device
-            part = transfer(np.asarray(part) if array_type is np.ndarray else part, _device_of(first))
+            part = transfer(np.asarray(part) if array_type is np.ndarray else part, device_of(first))
         parts.append(part)
     total = _combine(parts, norm_type)
     xp = backend_of(first).xp
@@ -149,11 +149,7 @@ def _place_key(g):
     return None if type(g) is np.ndarray else backend_of(g).device(g)
 
 
-def _device_of(like):
-    return parse_device(backend_of(like).device(like))
-
-
 def _as_on(value, like):
     """``value`` (0-d) on ``like``'s device, in ``like``'s dtype."""
-    value = transfer(value, _device_of(like))
+    value = transfer(value, device_of(like))
     return backend_of(value).astype(value, like.dtype)

@@ -95,8 +95,13 @@ def _scalar_operand(op, a: Tensor, b, fwd, bwd, apply):
     x = _float_for_scalar(op, a.data, b)
     out = fwd(x, b)
     if a.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (lambda g: (bwd(g, x, b, out, True, False)[0],), (a,)))
+        return wrap(out, (_scalar_backward, (a,), bwd, x, b, out, True, False, 0))
     return wrap(out)
+
+
+def _scalar_backward(g, bwd, x, y, out, need_x, need_y, which):
+    """The gradient of the one tensor operand (``which``: 0 left, 1 right) of a binary op with a number."""
+    return (bwd(g, x, y, out, need_x, need_y)[which],)
 
 
 def _binary_backward(g, bwd, x, y, out, need_x, need_y):
@@ -171,7 +176,7 @@ def _make_reflected(op: str, fwd, bwd):
         x = _float_for_scalar(op, a.data, b)
         out = fwd(b, x)
         if a.requires_grad and GRAD_ENABLED[0]:
-            return wrap(out, (lambda g: (bwd(g, b, x, out, False, True)[1],), (a,)))
+            return wrap(out, (_scalar_backward, (a,), bwd, b, x, out, False, True, 1))
         return wrap(out)
 
     apply.__name__ = "r" + op
@@ -212,7 +217,6 @@ def _pow_bwd(g, x, y, out, nx=True, ny=True):
     return gx, gy
 
 
-_new = object.__new__
 add = _make_binary("add", operator.add, _add_bwd, "x + y")
 sub = _make_binary("sub", operator.sub, _sub_bwd, "x - y")
 mul = _make_binary("mul", operator.mul, _mul_bwd, "x * y")

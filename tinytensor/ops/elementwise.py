@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..autograd import GRAD_ENABLED
 from ..backend import backend_of
@@ -179,8 +180,6 @@ def leaky_relu(a, negative_slope=0.01):
 
     The gradient at exactly 0 is ``negative_slope``, as in PyTorch.
     """
-    import numbers
-
     if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
         raise TypeError(f"leaky_relu: negative_slope must be a real number, got {type(negative_slope).__name__}")
     slope = float(negative_slope)

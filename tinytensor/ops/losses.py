@@ -99,12 +99,6 @@ def _labels(logits, target, op, ignore_index):
     return labels, ignored_found or 0 <= ignore_index < n_classes
 
 
-def _onehot(backend, labels, n_classes, like):
-    xp = backend.xp
-    classes = xp.reshape(backend.arange(n_classes, like), (1, -1))
-    return xp.reshape(labels, (-1, 1)) == classes
-
-
 def _valid_rows(backend, labels, ignore_index, like):
     """(mask of rows whose target is not ignore_index, their labels with ignored ones set to 0, count).
 
@@ -170,7 +164,7 @@ def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
 
         def backward(g):
             scale = _row_grad_scale(xp, g, count, reduction)
-            hot = xp.astype(_onehot(backend, safe, n_classes, x), x.dtype)
+            hot = backend.onehot(safe, n_classes, x.dtype, x)
             # d row / d logits = softmax - (1 - s) * onehot - s / C
             target_probs = (1.0 - smoothing) * hot + smoothing / n_classes if smoothing else hot
             grad = (xp.exp(log_probs) - target_probs) * scale
@@ -205,10 +199,10 @@ def nll_loss(log_probs: Tensor, target, reduction: str = "mean", *, ignore_index
 
         def backward(g):
             scale = _row_grad_scale(xp, g, count, reduction)
-            hot = _onehot(backend, labels, x.shape[1], x)
+            grad = backend.onehot(labels, x.shape[1], x.dtype, x) * -scale
             if valid is not None:
-                hot = xp.logical_and(hot, xp.reshape(valid, (-1, 1)))
-            return (xp.where(hot, -scale, 0),)
+                grad = xp.where(xp.reshape(valid, (-1, 1)), grad, 0)
+            return (grad,)
 
         return wrap(out, (backward, (log_probs,)))
     return wrap(out)

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from ..autograd import enable_grad, no_grad
-from ..backend import backend_of, parse_device, transfer
+from ..backend import backend_of, device_of, transfer
 from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, mark_modified, wrap
 
@@ -221,7 +221,7 @@ class Optimizer:
             if on_host and type(value) is _ndarray:
                 continue  # the common case, kept cheap: both on the CPU
             if hasattr(value, "shape") and not _same_place(value, data):
-                state[key] = transfer(value, _device_of(data))
+                state[key] = transfer(value, device_of(data))
         return state
 
     # ------------------------------------------------------------------ state dict
@@ -343,10 +343,6 @@ def _same_place(a, b) -> bool:
     return backend.kind == "cpu" or backend.device(a) == backend.device(b)
 
 
-def _device_of(data):
-    return parse_device(backend_of(data).device(data))
-
-
 def _snapshot(value):
     """A copy of one state value for a state dict: arrays become Tensors of their own copy."""
     if hasattr(value, "shape") and not isinstance(value, np.generic):
@@ -370,7 +366,7 @@ def _placed(value, p, key, where, param_shaped):
     data = p.data
     if param_shaped and tuple(value.shape) != tuple(data.shape):
         raise ValueError(f"{where} has shape {tuple(value.shape)}, the parameter has shape {tuple(data.shape)}")
-    out = transfer(value, _device_of(data))
+    out = transfer(value, device_of(data))
     backend = backend_of(out)
     if backend.is_float(out) and out.dtype != data.dtype:
         out = backend.astype(out, data.dtype)

@@ -10,6 +10,8 @@ import pickle
 
 import numpy as np
 
+from ..dtypes import SUPPORTED
+
 MAGIC = "tinytensor"  # manifest.json's "magic"
 FORMAT_VERSION = 1  # the version this code writes, and the newest it reads
 
@@ -21,7 +23,7 @@ ZIP_SIGNATURE = b"PK\x03\x04"  # a ZIP archive's first local file header
 PICKLE_PROTO = 0x80  # pickle's PROTO opcode: the first byte of every protocol 2+ pickle
 
 # Dtypes a tensor can have in a file: exactly the dtypes tinytensor's tensors support.
-TENSOR_DTYPES = frozenset(np.dtype(t) for t in ("float16", "float32", "float64", "int32", "int64", "bool"))
+TENSOR_DTYPES = SUPPORTED
 # Dtypes a plain array (numpy, CuPy, array_api_strict) can have: every fixed-size real number and
 # bool. Not object (pickled Python objects), complex, strings, structured or datetime arrays.
 ARRAY_DTYPES = TENSOR_DTYPES | frozenset(np.dtype(t) for t in ("int8", "int16", "uint8", "uint16", "uint32", "uint64"))
