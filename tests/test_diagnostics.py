@@ -34,7 +34,11 @@ def test_json_report_matches_the_status_of_this_process():
     status = cuda_status()
     assert facts["has_cuda"] == status.has_cuda
     assert facts["package"]["version"] == tinytensor.__version__
-    assert {p["what"] for p in facts["problems"]} >= {p.what for p in status.problems}
+    # one probe: the report lists exactly the problems behind HAS_CUDA, no more and no fewer
+    assert [(p["what"], p["fix"], p["blocks_gpu"]) for p in facts["problems"]] == [
+        (p.what, p.fix, p.blocks_device) for p in status.problems
+    ]
+    assert facts["has_cuda"] == (not facts["problems"])
     assert all(p["fix"] for p in facts["problems"])
     if status.device_usable:
         assert facts["backend"]["active"].startswith("cuda") and facts["devices"]

@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from .diagnostics import collect, render
+from .diagnostics.probe import collect
+from .diagnostics.report import render
 
 
 def main(argv=None) -> int:

@@ -1,10 +1,13 @@
 """Can the 'cuda' device be used? If not, exactly why, and what fixes it.
 
-Probed once per process, lazily (importing tinytensor never imports CuPy). Two levels:
+The one probe of the machine: ``HAS_CUDA``, the backend's choice of kernels and the preflight
+report (``python -m tinytensor``) all read its result, so they cannot disagree. Probed once per
+process, lazily (importing tinytensor never imports CuPy). Three levels:
 - ``device_usable``: CuPy imports, a driver new enough is loaded, a GPU is visible and NVRTC (which
   CuPy compiles its kernels with) loads. Then ``.to("cuda")`` works.
-- ``HAS_CUDA``: all of that and the compiled extension ``tinytensor.cuda_ops`` imports, so GPU
-  matmuls run in cuBLAS and the fused kernels are used.
+- ``fused_devices``: the GPUs on which the extension's own kernels load (its cuBLAS matmuls run on
+  every GPU; its fused kernels only where the fatbin has code the GPU and driver can run).
+- ``HAS_CUDA``: all of the above with no problem at all: the extension is used everywhere.
 """
 
 from __future__ import annotations
@@ -13,10 +16,24 @@ import ctypes
 import functools
 from dataclasses import dataclass, field
 
+from .diagnostics.archs import parse_list, support
+from .diagnostics.libraries import loaded_cuda_libraries
 from .errors import CudaUnavailableError
 
 # Oldest Linux driver for each CUDA major (CUDA's minor-version compatibility).
 MIN_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
+
+# CUresult values a driver probe meets in practice (cuGetErrorName is itself absent from a stub).
+_CU_ERRORS = {
+    3: "CUDA_ERROR_NOT_INITIALIZED",
+    34: "CUDA_ERROR_STUB_LIBRARY",
+    100: "CUDA_ERROR_NO_DEVICE",
+    303: "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED",
+    304: "CUDA_ERROR_OPERATING_SYSTEM",
+    803: "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH",
+    999: "CUDA_ERROR_UNKNOWN",
+}
+_STUB_LIBRARY = 34
 
 
 @dataclass
@@ -27,14 +44,35 @@ class Problem:
 
 
 @dataclass
+class Device:
+    index: int
+    name: str
+    capability: int  # e.g. 90 for compute capability 9.0
+    memory_gib: float
+    kernels: str | None = None  # how the extension's kernels run here: "sass", "ptx-jit" or "none"
+    kernels_detail: str | None = None
+    kernels_error: str | None = None  # why they do not load (None: they do)
+    kernel_image: tuple | None = None  # (SASS arch, PTX version) the driver loaded
+
+    @property
+    def compute_capability(self) -> str:
+        return f"{self.capability // 10}.{self.capability % 10}"
+
+
+@dataclass
 class CudaStatus:
     cupy_version: str | None = None
+    cupy_error: str | None = None  # why it does not import
     cupy_cuda_version: int | None = None  # CUDA runtime CuPy was built with, e.g. 12080
     driver_version: int | None = None  # CUDA version the driver supports, e.g. 12040
+    driver_library: str | None = None  # the libcuda.so.1 that was loaded
     device_count: int = 0
+    devices: list[Device] = field(default_factory=list)
     nvrtc_version: tuple | None = None
+    nvrtc_error: str | None = None
     extension_loaded: bool = False
     extension_cuda_version: int | None = None
+    extension_build_info: dict = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -44,6 +82,13 @@ class CudaStatus:
     @property
     def has_cuda(self) -> bool:
         return not self.problems
+
+    @property
+    def fused_devices(self) -> frozenset:
+        """Indices of the GPUs where the extension's fused kernels load."""
+        if not self.extension_loaded:
+            return frozenset()
+        return frozenset(d.index for d in self.devices if d.kernels_error is None)
 
     def reason(self) -> str | None:
         """Why HAS_CUDA is false (None when it is true): each problem with its fix."""
@@ -56,83 +101,75 @@ def version_text(v: int | None) -> str:
     return "unknown" if v is None else f"{v // 1000}.{(v % 1000) // 10}"
 
 
-def _driver_version() -> tuple[int | None, str | None]:
-    """The driver's CUDA version from libcuda.so.1 itself, or why it cannot be loaded."""
+def driver_problem(rc: int, library: str | None) -> str:
+    """What a failing cuDriverGetVersion means, naming the library that answered."""
+    where = f" loaded from {library}" if library else ""
+    if rc == _STUB_LIBRARY:
+        return (
+            f"libcuda.so.1{where} is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY), "
+            "not the NVIDIA driver: it exists only so that programs link"
+        )
+    name = _CU_ERRORS.get(rc, "an unlisted CUresult")
+    return f"the NVIDIA driver{where} does not answer: cuDriverGetVersion returned {rc} ({name})"
+
+
+def driver_fix(rc: int, library: str | None) -> str:
+    if rc == _STUB_LIBRARY:
+        folder = library.rsplit("/", 1)[0] if library else "the toolkit's lib64/stubs folder"
+        return (
+            f"take {folder} off LD_LIBRARY_PATH and /etc/ld.so.conf.d; in a container, start it with the "
+            "NVIDIA Container Toolkit (docker run --gpus all) so that the host's driver is mounted"
+        )
+    return "check nvidia-smi; reinstall or reload the NVIDIA driver (a CUDA toolkit is not needed)"
+
+
+def _driver(status: CudaStatus) -> None:
+    """The driver's CUDA version from libcuda.so.1 itself, or the problem that stops it."""
     try:
         libcuda = ctypes.CDLL("libcuda.so.1")
     except OSError as exc:
-        return None, f"no NVIDIA driver: libcuda.so.1 cannot be loaded ({exc})"
+        status.problems.append(
+            Problem(
+                f"no NVIDIA driver: libcuda.so.1 cannot be loaded ({exc})",
+                "install the NVIDIA driver (a CUDA toolkit is not needed)",
+                True,
+            )
+        )
+        return
+    paths = loaded_cuda_libraries().get("cuda", [])
+    status.driver_library = paths[0] if paths else None
     version = ctypes.c_int(0)
     rc = libcuda.cuDriverGetVersion(ctypes.byref(version))
     if rc != 0:
-        return None, f"the NVIDIA driver does not answer: cuDriverGetVersion returned CUDA_ERROR {rc}"
-    return version.value, None
+        status.problems.append(
+            Problem(driver_problem(rc, status.driver_library), driver_fix(rc, status.driver_library), True)
+        )
+        return
+    status.driver_version = version.value
 
 
-def _probe() -> CudaStatus:
-    status = CudaStatus()
-    problems = status.problems
-    driver, driver_error = _driver_version()
-    status.driver_version = driver
-    if driver_error:
-        problems.append(Problem(driver_error, "install the NVIDIA driver (a CUDA toolkit is not needed)", True))
-
+def _cupy(status: CudaStatus):
     try:
-        import cupy  # noqa: F401 - presence is the point
+        import cupy
     except ImportError as exc:
-        problems.append(
+        status.cupy_error = str(exc)
+        status.problems.append(
             Problem(
                 f"CuPy is not installed ({exc})",
                 "pip install pytinytensor-cu12 (or cupy-cuda12x beside pytinytensor)",
                 True,
             )
         )
-        cupy = None
-    if cupy is not None:
-        status.cupy_version = cupy.__version__
-        try:
-            status.cupy_cuda_version = cupy.cuda.runtime.runtimeGetVersion()
-        except Exception:  # noqa: BLE001 - recorded as unknown
-            pass
-
-    ext_cuda = _extension_probe(status)
-    needed = [v for v in (status.cupy_cuda_version, ext_cuda) if v]
-    if driver is not None and needed:
-        major = max(v // 1000 for v in needed)
-        if driver // 1000 < major:
-            problems.append(
-                Problem(
-                    f"driver too old: it supports CUDA {version_text(driver)}, this install needs CUDA {major}.x",
-                    f"update the NVIDIA driver to {MIN_DRIVER.get(major, 'a newer release')} or newer",
-                    True,
-                )
-            )
-
-    if cupy is not None and driver is not None:
-        try:
-            status.device_count = cupy.cuda.runtime.getDeviceCount()
-        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError; message names the status
-            problems.append(
-                Problem(f"no usable CUDA device ({exc})", "check nvidia-smi and CUDA_VISIBLE_DEVICES", True)
-            )
-        else:
-            if status.device_count == 0:
-                problems.append(Problem("no CUDA device is visible", "check nvidia-smi and CUDA_VISIBLE_DEVICES", True))
-    if cupy is not None:
-        try:
-            status.nvrtc_version = tuple(cupy.cuda.nvrtc.getVersion())
-        except Exception as exc:  # noqa: BLE001 - DynamicLibNotFoundError and friends
-            problems.append(
-                Problem(
-                    f"CuPy cannot load NVRTC, which compiles its GPU kernels ({type(exc).__name__}: {exc})",
-                    "pip install nvidia-cuda-nvrtc-cu12 (pytinytensor-cu12 depends on it)",
-                    True,
-                )
-            )
-    return status
+        return None
+    status.cupy_version = cupy.__version__
+    try:
+        status.cupy_cuda_version = cupy.cuda.runtime.runtimeGetVersion()
+    except Exception:  # noqa: BLE001 - recorded as unknown
+        pass
+    return cupy
 
 
-def _extension_probe(status: CudaStatus) -> int | None:
+def _extension(status: CudaStatus) -> None:
     from .backends import cuda_ext
 
     if cuda_ext.ops is None:
@@ -143,10 +180,109 @@ def _extension_probe(status: CudaStatus) -> int | None:
                 False,
             )
         )
-        return None
+        return
     status.extension_loaded = True
-    status.extension_cuda_version = int(cuda_ext.ops.build_info()["cuda_runtime_version"])
-    return status.extension_cuda_version
+    status.extension_build_info = dict(cuda_ext.ops.build_info())
+    status.extension_cuda_version = int(status.extension_build_info["cuda_runtime_version"])
+
+
+def _driver_new_enough(status: CudaStatus) -> None:
+    needed = [v for v in (status.cupy_cuda_version, status.extension_cuda_version) if v]
+    if status.driver_version is None or not needed:
+        return
+    major = max(v // 1000 for v in needed)
+    if status.driver_version // 1000 < major:
+        status.problems.append(
+            Problem(
+                f"driver too old: it supports CUDA {version_text(status.driver_version)}, "
+                f"this install needs CUDA {major}.x",
+                f"update the NVIDIA driver to {MIN_DRIVER.get(major, 'a newer release')} or newer",
+                True,
+            )
+        )
+
+
+def _devices(status: CudaStatus, cupy) -> None:
+    try:
+        status.device_count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # noqa: BLE001 - CUDARuntimeError; its message names the status
+        status.problems.append(
+            Problem(f"no usable CUDA device ({exc})", "check nvidia-smi and CUDA_VISIBLE_DEVICES", True)
+        )
+        return
+    if status.device_count == 0:
+        status.problems.append(Problem("no CUDA device is visible", "check nvidia-smi and CUDA_VISIBLE_DEVICES", True))
+    for index in range(status.device_count):
+        props = cupy.cuda.runtime.getDeviceProperties(index)
+        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+        status.devices.append(
+            Device(index, name, props["major"] * 10 + props["minor"], round(props["totalGlobalMem"] / 2**30, 1))
+        )
+
+
+def _kernels(status: CudaStatus) -> None:
+    """Load the extension's kernels on every GPU now, so a missing architecture or a driver that
+    cannot JIT the PTX is found here (the backend then uses CuPy's kernels there), not at first use."""
+    from .backends import cuda_ext
+
+    info = status.extension_build_info
+    sass, ptx = parse_list(info.get("sass_archs", "")), parse_list(info.get("ptx_archs", ""))
+    for device in status.devices:
+        device.kernels, device.kernels_detail = support(device.capability, sass, ptx)
+        device.kernels_error = cuda_ext.kernels_problem(device.index)
+        if device.kernels_error is None:
+            device.kernel_image = tuple(cuda_ext.ops.kernel_image(device.index))
+            continue
+        if device.kernels == "none":
+            fix = (
+                f"install a build whose architectures include sm_{device.capability}, or build from source "
+                f"with TINYTENSOR_CUDA_ARCHS={device.capability}"
+            )
+        elif device.kernels == "ptx-jit":
+            fix = (
+                f"update the NVIDIA driver to one supporting CUDA {version_text(status.extension_cuda_version)}, "
+                "which can JIT-compile the extension's PTX"
+            )
+        else:
+            fix = "report it with the output of python -m tinytensor --json"
+        status.problems.append(
+            Problem(
+                f"the extension's kernels cannot run on GPU {device.index} ({device.name}, compute capability "
+                f"{device.compute_capability}; {device.kernels_detail}): {device.kernels_error}; tinytensor uses "
+                "CuPy's kernels there instead of the fused ones",
+                fix,
+                False,
+            )
+        )
+
+
+def _nvrtc(status: CudaStatus, cupy) -> None:
+    try:
+        status.nvrtc_version = tuple(cupy.cuda.nvrtc.getVersion())
+    except Exception as exc:  # noqa: BLE001 - DynamicLibNotFoundError and friends
+        status.nvrtc_error = f"{type(exc).__name__}: {exc}"
+        status.problems.append(
+            Problem(
+                f"CuPy cannot load NVRTC, which compiles its GPU kernels ({status.nvrtc_error})",
+                "pip install nvidia-cuda-nvrtc-cu12 (pytinytensor-cu12 depends on it)",
+                True,
+            )
+        )
+
+
+def _probe() -> CudaStatus:
+    status = CudaStatus()
+    _driver(status)
+    cupy = _cupy(status)
+    _extension(status)
+    _driver_new_enough(status)
+    if cupy is not None and status.driver_version is not None:
+        _devices(status, cupy)
+        if status.extension_loaded and status.device_usable:
+            _kernels(status)
+    if cupy is not None:
+        _nvrtc(status, cupy)
+    return status
 
 
 @functools.lru_cache(maxsize=1)

@@ -359,7 +359,8 @@ PYBIND11_MODULE(cuda_ops, m) {
     int binary = 0, ptx = 0;
     check(tt_kernel_image(device, &binary, &ptx));
     return py::make_tuple(binary, ptx);
-  }, py::arg("device"), "(SASS arch, PTX version) the driver loaded for this extension's kernels on a device.");
+  }, py::arg("device"), "(SASS arch, PTX version) the driver loaded for this extension's kernels on a device; raises "
+        "naming the first kernel that has no image the device can run.");
   m.def("matmul", &matmul, py::arg("a"), py::arg("b"), py::arg("out"), py::arg("stream"),
         "out = a @ b through cuBLAS (2-D float32/float64; a and b C- or F-contiguous).");
   m.def("matmul_batched", &matmul_batched, py::arg("a"), py::arg("b"), py::arg("out"), py::arg("stream"),

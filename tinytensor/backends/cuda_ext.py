@@ -7,22 +7,34 @@ pool, the input's device) and filled by the extension on CuPy's current stream.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from importlib import resources
 
 import numpy as np
 
-IMPORT_ERROR: str | None = None
-if os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1":  # to compare against the CuPy-only path
-    ops = None
-    IMPORT_ERROR = "disabled by TINYTENSOR_DISABLE_CUDA_EXTENSION=1"
-else:
+# To compare against the CuPy-only path (benchmarks) or rule the extension out.
+DISABLED = os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1"
+
+
+def _import_extension():
+    """(module, None), or (None, why not): absent is not an error, a broken one is never hidden."""
+    if DISABLED:
+        return None, None
+    name = __package__.rpartition(".")[0] + ".cuda_ops"
     try:
-        from .. import cuda_ops as ops
-    except ImportError as _exc:  # not built, or its CUDA libraries cannot be loaded
-        ops = None
-        IMPORT_ERROR = str(_exc)
+        cuda_ops = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name == name:
+            return None, None  # not built: unavailable_reason() says why from the build record
+        return None, f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a missing libcudart/libcublas, or its init failing
+        return None, f"{type(exc).__name__}: {exc}"
+    return cuda_ops, None
+
+
+ops, IMPORT_ERROR = _import_extension()
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -38,35 +50,44 @@ def build_config() -> dict:
 
 def unavailable_reason() -> str:
     config = build_config()
-    if IMPORT_ERROR and IMPORT_ERROR.startswith("disabled"):
-        return IMPORT_ERROR
+    if DISABLED:
+        return "disabled by TINYTENSOR_DISABLE_CUDA_EXTENSION=1"
+    if IMPORT_ERROR:
+        return f"tinytensor.cuda_ops is present but does not import: {IMPORT_ERROR}"
     if not config:
         return "this is a source tree where the extension was not built"
     if config.get("extension") != "built":
         return f"the build skipped it: {config.get('reason', 'no reason recorded')}"
-    return f"it was built but does not import: {IMPORT_ERROR}"
+    return "the build recorded it as built, but the tinytensor.cuda_ops file is missing from the install"
 
 
 def unavailable_fix() -> str:
     config = build_config()
+    if DISABLED:
+        return "unset TINYTENSOR_DISABLE_CUDA_EXTENSION"
+    if IMPORT_ERROR:
+        return "run python -m tinytensor to see which CUDA libraries load; reinstall the package"
     if not config:
         return "python setup.py build_ext --inplace with a CUDA toolkit, or pip install pytinytensor-cu12"
     if config.get("extension") != "built":
         return "install pytinytensor-cu12, or reinstall from source where a CUDA toolkit is found (see README)"
-    return "reinstall the package; run python -m tinytensor for the libraries it loads"
+    return "reinstall the package"
 
 
-def _stream():
+# Every call below runs inside its first array's device (``cupy.cuda.Device``): CuPy allocates on the
+# current device and each device has its own current stream, so without it cuda:1 data would get
+# cuda:0 memory and a cuda:0 stream. The binding checks that all arrays share one device.
+
+
+def _cupy():
     import cupy
 
+    return cupy
+
+
+def _stream(cupy) -> int:
+    """The current stream of the current device (enter the array's device first)."""
     return cupy.cuda.get_current_stream().ptr
-
-
-def _empty(shape, dtype, like):
-    import cupy
-
-    with cupy.cuda.Device(like.device.id):
-        return cupy.empty(shape, dtype)
 
 
 def try_matmul(x, y):
@@ -78,34 +99,27 @@ def try_matmul(x, y):
     """
     if ops is None or x.dtype != y.dtype or x.dtype not in _FLOATS or x.ndim == 0 or y.ndim == 0:
         return None
-    import cupy
-
+    cupy = _cupy()
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
     y2 = y.reshape(-1, 1) if y.ndim == 1 else y
     (m, k), (k2, n) = x2.shape[-2:], y2.shape[-2:]
     if k != k2:
         raise ValueError(f"matmul: shapes {x.shape} and {y.shape} do not match")
     batch = tuple(np.broadcast_shapes(x2.shape[:-2], y2.shape[:-2]))  # ValueError if they do not broadcast
-    if 0 in (m, n, k) or 0 in batch:
-        out = _zeros(batch + (m, n), x.dtype, x)
-    elif not batch:
-        out = _matmul_2d(x2, y2)
-    elif y2.ndim == 2:  # a stack of rows times one matrix: one GEMM over all the rows
-        out = _matmul_2d(cupy.ascontiguousarray(x2).reshape(-1, k), y2).reshape(batch + (m, n))
-    else:
-        out = _matmul_batched(x2, y2, batch)
+    with cupy.cuda.Device(x.device.id):
+        if 0 in (m, n, k) or 0 in batch:
+            out = cupy.zeros(batch + (m, n), x.dtype)
+        elif not batch:
+            out = _matmul_2d(cupy, x2, y2)
+        elif y2.ndim == 2:  # a stack of rows times one matrix: one GEMM over all the rows
+            out = _matmul_2d(cupy, cupy.ascontiguousarray(x2).reshape(-1, k), y2).reshape(batch + (m, n))
+        else:
+            out = _matmul_batched(cupy, x2, y2, batch)
     if x.ndim == 1:
         out = out.reshape(out.shape[:-2] + (n,))
     if y.ndim == 1:
         out = out.reshape(out.shape[:-1])
     return out
-
-
-def _zeros(shape, dtype, like):
-    import cupy
-
-    with cupy.cuda.Device(like.device.id):
-        return cupy.zeros(shape, dtype)
 
 
 def _blas_layout(a) -> bool:
@@ -114,20 +128,16 @@ def _blas_layout(a) -> bool:
     return flags.c_contiguous or flags.f_contiguous
 
 
-def _matmul_2d(x, y):
-    import cupy
-
+def _matmul_2d(cupy, x, y):
     x = x if _blas_layout(x) else cupy.ascontiguousarray(x)
     y = y if _blas_layout(y) else cupy.ascontiguousarray(y)
-    out = _empty((x.shape[0], y.shape[1]), x.dtype, x)
-    ops.matmul(x, y, out, _stream())
+    out = cupy.empty((x.shape[0], y.shape[1]), x.dtype)
+    ops.matmul(x, y, out, _stream(cupy))
     return out
 
 
-def _matmul_batched(x, y, batch):
+def _matmul_batched(cupy, x, y, batch):
     """Strided batched GEMM; an operand without batch axes is repeated by a zero stride."""
-    import cupy
-
     count = int(np.prod(batch))
 
     def as_3d(a):
@@ -137,8 +147,8 @@ def _matmul_batched(x, y, batch):
         return cupy.ascontiguousarray(full).reshape((count,) + a.shape[-2:])
 
     a, b = as_3d(x), as_3d(y)
-    out = _empty((count, a.shape[1], b.shape[2]), x.dtype, x)
-    ops.matmul_batched(a, b, out, _stream())
+    out = cupy.empty((count, a.shape[1], b.shape[2]), x.dtype)
+    ops.matmul_batched(a, b, out, _stream(cupy))
     return out.reshape(batch + out.shape[1:])
 
 
@@ -151,24 +161,24 @@ def try_linear_forward(x, w, b, activation):
         return None
     if b is None and activation is None:
         return pre, pre
-    import cupy
-
-    bias = cupy.ascontiguousarray(b) if b is not None else None
-    out = pre if activation is None else cupy.empty_like(pre)
-    ops.bias_act_forward(pre, bias, out, activation or "none", _stream())
+    cupy = _cupy()
+    with cupy.cuda.Device(pre.device.id):
+        bias = cupy.ascontiguousarray(b) if b is not None else None
+        out = pre if activation is None else cupy.empty(pre.shape, pre.dtype)
+        ops.bias_act_forward(pre, bias, out, activation or "none", _stream(cupy))
     return pre, out
 
 
 def linear_backward(g, pre, out, has_bias, activation):
     """(gradient of the pre-activation, bias gradient or None) from the fused kernel."""
-    import cupy
-
-    g = cupy.ascontiguousarray(g, dtype=pre.dtype)
-    if activation is None and not has_bias:
-        return g, None
-    gpre = g if activation is None else cupy.empty_like(pre)
-    gbias = _empty((pre.shape[1],), pre.dtype, pre) if has_bias else None
-    ops.bias_act_backward(g, pre, out, gpre, gbias, activation or "none", _stream())
+    cupy = _cupy()
+    with cupy.cuda.Device(pre.device.id):
+        g = cupy.ascontiguousarray(g, dtype=pre.dtype)
+        if activation is None and not has_bias:
+            return g, None
+        gpre = g if activation is None else cupy.empty(pre.shape, pre.dtype)
+        gbias = cupy.empty((pre.shape[1],), pre.dtype) if has_bias else None
+        ops.bias_act_backward(g, pre, out, gpre, gbias, activation or "none", _stream(cupy))
     return gpre, gbias
 
 
@@ -178,21 +188,33 @@ def try_softmax_xent_forward(logits, labels):
         return None
     if logits.shape[0] == 0 or logits.shape[1] == 0:
         return None
-    labels = labels.astype(np.int64, copy=False)
-    rows = _empty((logits.shape[0],), logits.dtype, logits)
-    probs = _empty(logits.shape, logits.dtype, logits)
-    ops.softmax_xent_forward(logits, labels, rows, probs, _stream())
+    cupy = _cupy()
+    with cupy.cuda.Device(logits.device.id):
+        labels = labels.astype(np.int64, copy=False)
+        rows = cupy.empty((logits.shape[0],), logits.dtype)
+        probs = cupy.empty(logits.shape, logits.dtype)
+        ops.softmax_xent_forward(logits, labels, rows, probs, _stream(cupy))
     return rows, probs
 
 
 def softmax_xent_backward(probs, labels, scale):
     """(probs - onehot(labels)) * scale, with ``scale`` a scalar or one value per row."""
-    import cupy
-
+    cupy = _cupy()
     n = probs.shape[0]
-    scale_rows = cupy.ascontiguousarray(
-        cupy.broadcast_to(cupy.reshape(scale, (-1, 1)), (n, 1)).reshape(n), dtype=probs.dtype
-    )
-    out = cupy.empty_like(probs)
-    ops.softmax_xent_backward(probs, labels.astype(np.int64, copy=False), scale_rows, out, _stream())
+    with cupy.cuda.Device(probs.device.id):
+        scale_rows = cupy.ascontiguousarray(
+            cupy.broadcast_to(cupy.reshape(scale, (-1, 1)), (n, 1)).reshape(n), dtype=probs.dtype
+        )
+        out = cupy.empty(probs.shape, probs.dtype)
+        ops.softmax_xent_backward(probs, labels.astype(np.int64, copy=False), scale_rows, out, _stream(cupy))
     return out
+
+
+def kernels_problem(device: int) -> str | None:
+    """None when the extension's own kernels load on ``device``, else the CUDA error saying why
+    (no SASS or PTX for its architecture, or PTX newer than the driver can JIT)."""
+    try:
+        ops.kernel_image(device)
+    except RuntimeError as exc:
+        return str(exc).removeprefix("CUDA: ")
+    return None

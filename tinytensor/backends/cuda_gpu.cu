@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "cuda_kernels.h"
 
@@ -31,22 +32,71 @@ const char *cublas_error(cublasStatus_t status, const char *where) {
 
 const char *launch_error(const char *where) { return cuda_error(cudaGetLastError(), where); }
 
-// ------------------------------------------------------------------ cuBLAS handles, one per device
+// ------------------------------------------------------------------ cuBLAS handles and workspaces
+// One handle per device, created on first use and kept for the process's life. Deliberately never
+// destroyed: at exit the CUDA runtime may already have torn down the device's primary context
+// (interpreter shutdown order is not ours to choose), and cublasDestroy would then touch freed
+// state; the driver reclaims everything when the process ends. PyTorch leaks its handles for the
+// same reason.
+//
+// A handle's default workspace is one buffer: two GEMMs queued on different streams would share it
+// while running concurrently. So each (device, stream) gets its own workspace, set before every
+// call (cublasSetStream resets it). Workspaces are never freed either: a stream's address can be
+// reused after the stream is destroyed, and then the new stream simply inherits the buffer.
 constexpr int kMaxDevices = 64;
 cublasHandle_t g_handles[kMaxDevices];
 pthread_mutex_t g_handles_lock = PTHREAD_MUTEX_INITIALIZER;
 
-const char *handle_for_current_device(cublasHandle_t *out) {
-  int device = 0;
-  if (const char *e = cuda_error(cudaGetDevice(&device), "cudaGetDevice")) return e;
-  if (device < 0 || device >= kMaxDevices) {
-    snprintf(g_error, sizeof g_error, "device %d is beyond the %d devices supported", device, kMaxDevices);
+struct Workspace {
+  int device;
+  void *stream;
+  void *ptr;
+  size_t bytes;
+};
+Workspace *g_workspaces = nullptr;
+int g_workspace_count = 0, g_workspace_capacity = 0;
+
+const char *handle_for_current_device(cublasHandle_t *out, int *device) {
+  if (const char *e = cuda_error(cudaGetDevice(device), "cudaGetDevice")) return e;
+  if (*device < 0 || *device >= kMaxDevices) {
+    snprintf(g_error, sizeof g_error, "device %d is beyond the %d devices supported", *device, kMaxDevices);
     return g_error;
   }
-  if (!g_handles[device]) {
-    if (const char *e = cublas_error(cublasCreate(&g_handles[device]), "cublasCreate")) return e;
+  if (!g_handles[*device]) {
+    if (const char *e = cublas_error(cublasCreate(&g_handles[*device]), "cublasCreate")) return e;
   }
-  *out = g_handles[device];
+  *out = g_handles[*device];
+  return nullptr;
+}
+
+// The workspace for (device, stream), allocated on first use: 32 MiB from Hopper on, 4 MiB before
+// (the sizes cuBLAS itself picks for its default workspace).
+const char *workspace_for(int device, void *stream, Workspace *out) {
+  for (int i = 0; i < g_workspace_count; ++i) {
+    if (g_workspaces[i].device == device && g_workspaces[i].stream == stream) {
+      *out = g_workspaces[i];
+      return nullptr;
+    }
+  }
+  int major = 0;
+  if (const char *e = cuda_error(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+                                 "cudaDeviceGetAttribute"))
+    return e;
+  Workspace w = {device, stream, nullptr, (size_t)(major >= 9 ? 32 : 4) << 20};
+  if (const char *e = cuda_error(cudaMalloc(&w.ptr, w.bytes), "cudaMalloc (cuBLAS workspace)")) return e;
+  if (g_workspace_count == g_workspace_capacity) {
+    int capacity = g_workspace_capacity ? 2 * g_workspace_capacity : 8;
+    void *grown = realloc(g_workspaces, capacity * sizeof(Workspace));
+    if (!grown) {
+      cudaFree(w.ptr);
+      snprintf(g_error, sizeof g_error, "out of host memory for the cuBLAS workspace table");
+      return g_error;
+    }
+    g_workspaces = (Workspace *)grown;
+    g_workspace_capacity = capacity;
+  }
+  g_workspaces[g_workspace_count++] = w;
+  *out = w;
   return nullptr;
 }
 
@@ -211,10 +261,14 @@ const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, i
              (long long)m, (long long)n, (long long)k, (long long)batch);
     return g_error;
   }
-  pthread_mutex_lock(&g_handles_lock);
+  pthread_mutex_lock(&g_handles_lock);  // the handle's stream and workspace are set per call
   cublasHandle_t handle;
-  const char *err = handle_for_current_device(&handle);
+  int device = 0;
+  Workspace workspace;
+  const char *err = handle_for_current_device(&handle, &device);
   if (!err) err = cublas_error(cublasSetStream(handle, (cudaStream_t)stream), "cublasSetStream");
+  if (!err) err = workspace_for(device, stream, &workspace);
+  if (!err) err = cublas_error(cublasSetWorkspace(handle, workspace.ptr, workspace.bytes), "cublasSetWorkspace");
   if (!err) {
     // One call for plain and batched products: a batch of 1 runs the same kernels as cublas<t>gemm.
     cublasOperation_t ta = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -311,13 +365,33 @@ const char *tt_get_device(int *device) { return cuda_error(cudaGetDevice(device)
 const char *tt_set_device(int device) { return cuda_error(cudaSetDevice(device), "cudaSetDevice"); }
 
 const char *tt_kernel_image(int device, int *binary_version, int *ptx_version) {
+  // Every kernel of this file, so that a GPU the fatbin cannot serve is found at load, not at first use.
+  struct Kernel {
+    const void *fn;
+    const char *name;
+  };
+  const Kernel kernels[] = {
+      {(const void *)bias_act_forward_kernel<float>, "bias_act_forward_kernel<float>"},
+      {(const void *)bias_act_forward_kernel<double>, "bias_act_forward_kernel<double>"},
+      {(const void *)act_backward_kernel<float>, "act_backward_kernel<float>"},
+      {(const void *)act_backward_kernel<double>, "act_backward_kernel<double>"},
+      {(const void *)column_sum_kernel<float>, "column_sum_kernel<float>"},
+      {(const void *)column_sum_kernel<double>, "column_sum_kernel<double>"},
+      {(const void *)softmax_xent_forward_kernel<float>, "softmax_xent_forward_kernel<float>"},
+      {(const void *)softmax_xent_forward_kernel<double>, "softmax_xent_forward_kernel<double>"},
+      {(const void *)softmax_xent_backward_kernel<float>, "softmax_xent_backward_kernel<float>"},
+      {(const void *)softmax_xent_backward_kernel<double>, "softmax_xent_backward_kernel<double>"},
+  };
   int previous = 0;
   if (const char *e = cuda_error(cudaGetDevice(&previous), "cudaGetDevice")) return e;
   if (const char *e = cuda_error(cudaSetDevice(device), "cudaSetDevice")) return e;
-  cudaFuncAttributes attr;
-  const char *e = cuda_error(cudaFuncGetAttributes(&attr, (const void *)bias_act_forward_kernel<float>),
-                             "cudaFuncGetAttributes");
-  if (!e) {
+  const char *e = nullptr;
+  for (const Kernel &k : kernels) {
+    cudaFuncAttributes attr;
+    char where[96];
+    snprintf(where, sizeof where, "cudaFuncGetAttributes(%s)", k.name);
+    e = cuda_error(cudaFuncGetAttributes(&attr, k.fn), where);
+    if (e) break;
     *binary_version = attr.binaryVersion;
     *ptx_version = attr.ptxVersion;
   }

@@ -50,7 +50,9 @@ const char *tt_cublas_version(int *version);    /* of the libcublas actually loa
 const char *tt_pointer_device(const void *ptr, int *device, int *is_device_memory);
 const char *tt_get_device(int *device);
 const char *tt_set_device(int device);
-/* Which image the driver picked for our kernels on `device`: SASS arch and PTX version (x10). */
+/* Which image the driver picked for our kernels on `device`: SASS arch and PTX version (x10).
+ * Loads every kernel, so it fails (naming the kernel) when the fatbin has nothing this GPU can run
+ * (cudaErrorNoKernelImageForDevice) or the driver cannot JIT its PTX (cudaErrorUnsupportedPtxVersion). */
 const char *tt_kernel_image(int device, int *binary_version, int *ptx_version);
 
 #ifdef __cplusplus

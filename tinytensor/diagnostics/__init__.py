@@ -1,6 +1,6 @@
-"""Preflight diagnostics behind ``python -m tinytensor``: what is installed, what runs, what to fix."""
+"""Preflight diagnostics behind ``python -m tinytensor``: what is installed, what runs, what to fix.
 
-from .probe import collect
-from .report import render
-
-__all__ = ["collect", "render"]
+``probe.collect`` turns the one probe (``cuda_status``) into the report's facts; ``report.render``
+prints them. Submodules are imported where used: ``cuda_status`` itself uses ``archs`` and
+``libraries``.
+"""

@@ -1,7 +1,7 @@
-"""Collect the facts the preflight report shows, as one JSON-ready dict.
+"""The preflight report's facts, as one JSON-ready dict, read from the one probe (``cuda_status``).
 
-Every probe is defensive: on a machine with no GPU, no driver, no CuPy or no extension, the
-matching section says so (and why) instead of raising.
+Nothing here probes the machine again or adds problems of its own: ``HAS_CUDA`` and the report
+cannot disagree. The only new observation is which CUDA libraries the process has loaded.
 """
 
 from __future__ import annotations
@@ -12,19 +12,18 @@ import sys
 from .._version import __version__
 from ..backends import cuda_ext
 from ..cuda_status import MIN_DRIVER, cuda_status, version_text
-from .archs import parse_list, support
 from .libraries import loaded_cuda_libraries
 
 
-def _extension_section() -> dict:
+def _extension_section(status) -> dict:
     config = cuda_ext.build_config()
     section = {"built": config.get("extension") == "built", "build_config": config}
-    if cuda_ext.ops is None:
+    if not status.extension_loaded:
         section["loaded"] = False
         section["why_not"] = cuda_ext.unavailable_reason()
         return section
     section["loaded"] = True
-    section["build_info"] = dict(cuda_ext.ops.build_info())
+    section["build_info"] = status.extension_build_info
     section["runtime_version"] = cuda_ext.ops.runtime_version()
     try:
         section["cublas_loaded_version"] = cuda_ext.ops.cublas_version()
@@ -33,49 +32,40 @@ def _extension_section() -> dict:
     return section
 
 
-def _cupy_section() -> dict:
-    try:
-        import cupy
-    except ImportError as exc:
-        return {"installed": False, "why_not": str(exc)}
-    section = {"installed": True, "version": cupy.__version__}
-    try:
-        section["cuda_runtime"] = version_text(cupy.cuda.runtime.runtimeGetVersion())
-    except Exception as exc:  # noqa: BLE001 - reported, not raised
-        section["cuda_runtime"] = f"unknown ({exc})"
-    try:
-        section["nvrtc"] = ".".join(map(str, cupy.cuda.nvrtc.getVersion()))
-    except Exception as exc:  # noqa: BLE001
-        section["nvrtc"] = None
-        section["nvrtc_error"] = f"{type(exc).__name__}: {exc}"
+def _cupy_section(status) -> dict:
+    if status.cupy_version is None:
+        return {"installed": False, "why_not": status.cupy_error}
+    section = {
+        "installed": True,
+        "version": status.cupy_version,
+        "cuda_runtime": version_text(status.cupy_cuda_version),
+    }
+    section["nvrtc"] = ".".join(map(str, status.nvrtc_version)) if status.nvrtc_version else None
+    if status.nvrtc_error:
+        section["nvrtc_error"] = status.nvrtc_error
     return section
 
 
-def _devices(status, extension: dict) -> list[dict]:
-    if not status.device_count:
+def _devices(status) -> list[dict]:
+    if not status.device_usable:
         return []
-    import cupy
-
-    info = extension.get("build_info", {})
-    sass, ptx = parse_list(info.get("sass_archs", "")), parse_list(info.get("ptx_archs", ""))
     devices = []
-    for index in range(status.device_count):
-        props = cupy.cuda.runtime.getDeviceProperties(index)
-        capability = props["major"] * 10 + props["minor"]
+    for device in status.devices:
         entry = {
-            "index": index,
-            "name": props["name"].decode() if isinstance(props["name"], bytes) else props["name"],
-            "compute_capability": f"{props['major']}.{props['minor']}",
-            "memory_gib": round(props["totalGlobalMem"] / 2**30, 1),
+            "index": device.index,
+            "name": device.name,
+            "compute_capability": device.compute_capability,
+            "memory_gib": device.memory_gib,
         }
-        if extension.get("loaded"):
-            kind, detail = support(capability, sass, ptx)
-            entry["extension_kernels"] = {"support": kind, "detail": detail}
-            try:
-                binary, ptx_version = cuda_ext.ops.kernel_image(index)
-                entry["extension_kernels"]["loaded_image"] = {"binary_version": binary, "ptx_version": ptx_version}
-            except RuntimeError as exc:
-                entry["extension_kernels"]["loaded_image"] = f"error: {exc}"
+        if device.kernels is not None:
+            entry["extension_kernels"] = {
+                "support": device.kernels,
+                "detail": device.kernels_detail,
+                "loads": device.kernels_error is None,
+                "loaded_image": device.kernel_image
+                if device.kernels_error is None
+                else f"error: {device.kernels_error}",
+            }
         devices.append(entry)
     return devices
 
@@ -97,6 +87,14 @@ def _needed_driver(status) -> dict:
 def _backend(status) -> dict:
     if status.has_cuda:
         return {"active": "cuda", "why": "CuPy, a usable GPU and the compiled extension are all present"}
+    slow = sorted({d.index for d in status.devices} - status.fused_devices)
+    if status.device_usable and status.extension_loaded and slow:
+        return {
+            "active": "cuda (extension partly)",
+            "why": "matmuls run in the extension's cuBLAS everywhere; on GPU "
+            + ", ".join(map(str, slow))
+            + " its fused kernels cannot load, so CuPy's kernels are used there",
+        }
     if status.device_usable:
         return {
             "active": "cuda (CuPy only)",
@@ -110,9 +108,9 @@ def _backend(status) -> dict:
 def collect() -> dict:
     """Everything ``python -m tinytensor`` reports."""
     status = cuda_status()
-    extension = _extension_section()
+    extension = _extension_section(status)
     config = extension["build_config"]
-    report = {
+    return {
         "package": {
             "distribution": config.get("distribution", "pytinytensor (source tree)"),
             "version": __version__,
@@ -122,36 +120,13 @@ def collect() -> dict:
         "backend": _backend(status),
         "has_cuda": status.has_cuda,
         "extension": extension,
-        "cupy": _cupy_section(),
+        "cupy": _cupy_section(status),
         "driver": {
             "cuda_version": version_text(status.driver_version) if status.driver_version else None,
+            "library": status.driver_library,
             **_needed_driver(status),
         },
-        "devices": _devices(status, extension),
+        "devices": _devices(status),
         "loaded_libraries": loaded_cuda_libraries(),
         "problems": [{"what": p.what, "fix": p.fix, "blocks_gpu": p.blocks_device} for p in status.problems],
     }
-    for device in report["devices"]:
-        kernels = device.get("extension_kernels")
-        jit_needs = status.extension_cuda_version
-        if kernels and kernels["support"] == "ptx-jit" and (status.driver_version or 0) < (jit_needs or 0):
-            report["problems"].append(
-                {
-                    "what": f"GPU {device['index']} runs the extension's kernels only by JIT-compiling PTX from "
-                    f"CUDA {version_text(jit_needs)}, which this driver (CUDA {version_text(status.driver_version)}) "
-                    "cannot do",
-                    "fix": f"update the NVIDIA driver to one supporting CUDA {version_text(jit_needs)}",
-                    "blocks_gpu": False,
-                }
-            )
-        if kernels and kernels["support"] == "none":
-            report["problems"].append(
-                {
-                    "what": f"GPU {device['index']} ({device['name']}, sm_{device['compute_capability']}): "
-                    f"{kernels['detail']}",
-                    "fix": "install a build that includes this architecture, or build from source with "
-                    "TINYTENSOR_CUDA_ARCHS naming it",
-                    "blocks_gpu": False,
-                }
-            )
-    return report

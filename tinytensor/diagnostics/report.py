@@ -46,6 +46,7 @@ def render(facts: dict) -> str:
         verdict = "ok" if driver.get("ok") else "TOO OLD"
         need = f"; this install needs CUDA {driver['needs_cuda']} (driver >= {driver['minimum_driver']}): {verdict}"
         add(f"NVIDIA driver: supports CUDA {driver['cuda_version']}" + (need if driver.get("needs_cuda") else ""))
+        add(f"  library: {driver['library']}")
     else:
         need = f" (this install needs a driver >= {driver['minimum_driver']})" if driver.get("minimum_driver") else ""
         add(f"NVIDIA driver: none found{need}")
@@ -58,8 +59,10 @@ def render(facts: dict) -> str:
                 f"{dev['memory_gib']} GiB"
             )
             kernels = dev.get("extension_kernels")
-            if kernels:
-                add(f"  extension kernels: {kernels['detail']}; driver loaded: {kernels.get('loaded_image')}")
+            if kernels and kernels["loads"]:
+                add(f"  extension kernels: {kernels['detail']}; driver loaded: {kernels['loaded_image']}")
+            elif kernels:
+                add(f"  extension kernels: DO NOT LOAD ({kernels['loaded_image']}); CuPy's kernels are used")
     else:
         add("GPUs: none usable")
 
