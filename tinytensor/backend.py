@@ -73,6 +73,40 @@ class Backend:
         """max(x, 0) of an array nobody else holds: numpy overwrites it, saving an allocation."""
         return self.xp.maximum(x, 0)
 
+    # The three hot ops whose fastest path depends on the array library (and, for CuPy, on the
+    # compiled extension) live here, so each has one call site and the choice is made in one place.
+    def matmul(self, x, y):
+        """``x @ y`` with numpy's rules for any rank."""
+        return x @ y
+
+    def linear(self, x2, w, b, activation):
+        """``activation(x2 @ w.T + b)`` for a 2-D ``x2``: (pre-activation, output, how), where
+        ``how`` tells ``linear_grad`` which path made them."""
+        pre = self.matmul(x2, w.T)
+        if b is not None:
+            pre += b  # a fresh matmul result: adding in place saves an allocation
+        if activation == "relu":
+            out = self.relu_fresh(pre)  # relu's gradient needs only its output: pre may be overwritten
+        elif activation == "gelu":
+            from .ops.elementwise import gelu_forward
+
+            out = gelu_forward(self.xp, pre)
+        else:
+            out = pre
+        return pre, out, None
+
+    def linear_grad(self, g2, pre, out, how, activation, has_bias, need_b):
+        """(gradient of the pre-activation, gradient of the bias or None) from ``linear``'s results."""
+        if activation == "relu":
+            gpre = self.masked(g2, out > 0)
+        elif activation == "gelu":
+            from .ops.elementwise import gelu_grad
+
+            gpre = gelu_grad(self.xp, g2, pre)
+        else:
+            gpre = g2
+        return gpre, (self.sum(gpre, axis=0) if need_b else None)
+
     def labels_outside(self, labels, n: int) -> bool:
         """Whether any integer label is < 0 or >= n (one device-to-host read)."""
         xp = self.xp
@@ -200,13 +234,21 @@ class NumpyBackend(Backend):
 
 
 class CupyBackend(Backend):
-    """CuPy arrays. Work is launched on the array's own device and CuPy's current stream."""
+    """CuPy arrays. Work is launched on the array's own device and that device's current stream.
+
+    With the compiled extension (``ext``, the ``cuda_ext`` bridge), float matmuls run in its cuBLAS
+    on every GPU (CuPy's own cuBLAS is then never loaded: the cu12 wheel bundles one), and linear
+    layers and the softmax cross-entropy use its fused kernels on the GPUs where they load
+    (``fused``: the probe checked each GPU's architecture against the extension's fatbin).
+    """
 
     name = "cupy"
     kind = "cuda"
 
-    def __init__(self, cupy_module):
+    def __init__(self, cupy_module, ext=None, fused=frozenset()):
         self.xp = cupy_module
+        self.ext = ext
+        self.fused = fused
         self._uniform_kernel = None
 
     def device(self, data):
@@ -261,23 +303,48 @@ class CupyBackend(Backend):
             self._uniform_kernel(np.uint64(seed), out)
             return out
 
-    def softmax_xent(self, x, labels):
-        # the extension's fused kernel (one pass: row losses and softmax) where it is built
-        from .backends import cuda_ext
+    def matmul(self, x, y):
+        if self.ext is not None:
+            out = self.ext.try_matmul(x, y)
+            if out is not None:
+                return out
+        try:
+            with self._on(x):
+                return x @ y
+        except ImportError as exc:  # CuPy's cuBLAS is not installed (the cu12 wheel brings its own, for floats)
+            raise TypeError(
+                f"matmul of {x.dtype} and {y.dtype} on the GPU needs CuPy's own cuBLAS, which is not installed "
+                f"({exc}); use float32/float64, which run on the extension's cuBLAS, or pip install nvidia-cublas-cu12"
+            ) from None
 
-        fused = cuda_ext.try_softmax_xent_forward(x, labels)
-        if fused is None:
+    def linear(self, x2, w, b, activation):
+        if self.ext is not None and x2.device.id in self.fused:
+            fused = self.ext.try_linear_forward(x2, w, b, activation)
+            if fused is not None:
+                return fused[0], fused[1], "fused"
+        with self._on(x2):
+            return super().linear(x2, w, b, activation)
+
+    def linear_grad(self, g2, pre, out, how, activation, has_bias, need_b):
+        if how == "fused":
+            gpre, gb = self.ext.linear_backward(g2, pre, out, has_bias, activation)
+            return gpre, (gb if need_b else None)
+        with self._on(g2):
+            return super().linear_grad(g2, pre, out, how, activation, has_bias, need_b)
+
+    def softmax_xent(self, x, labels):
+        if self.ext is not None and x.device.id in self.fused:
+            fused = self.ext.try_softmax_xent_forward(x, labels)
+            if fused is not None:
+                return fused[0], ("fused", fused[1])
+        with self._on(x):
             return super().softmax_xent(x, labels)
-        rows, probs = fused
-        return rows, ("fused", probs)
 
     def softmax_xent_grad(self, saved, labels, scale):
-        if saved[0] == "fused":
-            from .backends import cuda_ext
-
-            with self._on(saved[1]):
-                return cuda_ext.softmax_xent_backward(saved[1], labels, scale)
-        return super().softmax_xent_grad(saved, labels, scale)
+        if type(saved[0]) is str:  # ("fused", probs)
+            return self.ext.softmax_xent_backward(saved[1], labels, scale)
+        with self._on(saved[0]):
+            return super().softmax_xent_grad(saved, labels, scale)
 
     def to_numpy(self, data):
         return data.get()
@@ -398,10 +465,16 @@ def _resolve(array_type) -> Backend:
 
 
 def _cupy_backend() -> CupyBackend:
+    """The CuPy backend, with the extension where the one probe found it usable."""
     if "cupy" not in _lazy:
         import cupy
 
-        _lazy["cupy"] = CupyBackend(cupy)
+        from .backends import cuda_ext
+        from .cuda_status import cuda_status
+
+        status = cuda_status()
+        ext = cuda_ext if status.extension_loaded else None
+        _lazy["cupy"] = CupyBackend(cupy, ext, status.fused_devices)
     return _lazy["cupy"]
 
 
@@ -451,11 +524,18 @@ def same_device(kind_index, data) -> bool:
 
 def backend_for(kind_index) -> Backend:
     """The backend that holds arrays of a parsed device; CUDA is checked for usability first."""
-    kind = kind_index[0]
+    kind, index = kind_index
     if kind == "cuda":
-        from .cuda_status import require_cuda
+        from .cuda_status import cuda_status, require_cuda
 
         require_cuda()
+        count = cuda_status().device_count
+        if index is not None and index >= count:
+            visible = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
+            raise DeviceError(
+                f"device 'cuda:{index}' does not exist: {count} CUDA device{'s' if count != 1 else ''} "
+                f"visible ({visible}; CUDA_VISIBLE_DEVICES decides which)"
+            )
         return _cupy_backend()
     if kind == "strict":
         return _strict_backend()

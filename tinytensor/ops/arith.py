@@ -287,21 +287,10 @@ def invert(a: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------------------- matmul
 def matmul_arrays(x, y):
-    """``x @ y`` on arrays; GPU arrays go through the extension's cuBLAS when it is built."""
-    if type(x) is not _ndarray and backend_of(x).kind == "cuda":
-        from ..backends import cuda_ext
-
-        out = cuda_ext.try_matmul(x, y)
-        if out is not None:
-            return out
-        try:
-            return x @ y
-        except ImportError as exc:  # CuPy's cuBLAS is not installed (the cu12 wheel brings its own, for floats)
-            raise TypeError(
-                f"matmul of {x.dtype} and {y.dtype} on the GPU needs CuPy's own cuBLAS, which is not installed "
-                f"({exc}); use float32/float64, which run on the extension's cuBLAS, or pip install nvidia-cublas-cu12"
-            ) from None
-    return x @ y
+    """``x @ y`` on arrays; the backend picks the path (numpy's own call needs no dispatch)."""
+    if type(x) is _ndarray:
+        return x @ y
+    return backend_of(x).matmul(x, y)
 
 
 def _matmul_shape_error(a, b) -> Exception:

@@ -10,8 +10,7 @@ from ..backend import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_arg, wrap
 from .args import dim_arg
-from .arith import combine_error, matmul_arrays
-from .elementwise import gelu_forward, gelu_grad
+from .arith import combine_error
 from .reduce import logsumexp_array, normalize_axes
 from .shape import getitem
 
@@ -158,27 +157,14 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     if b is not None and (b.ndim != 1 or b.shape[0] != w.shape[0]):
         raise ShapeError(f"linear: bias has shape {tuple(b.shape)}, expected ({w.shape[0]},)")
     backend = backend_of(x)
+    if type(x) is not _ndarray:  # one device for all three (numpy has only one)
+        device = backend.device(x)
+        other = w if backend.device(w) != device else b if b is not None and backend.device(b) != device else None
+        if other is not None:
+            raise combine_error("linear", x, other)
     xp = backend.xp
     x2 = x if x.ndim == 2 else xp.reshape(x, (-1, x.shape[-1]))
-    fused = None
-    if backend.kind == "cuda":
-        from ..backends import cuda_ext
-
-        fused = cuda_ext.try_linear_forward(x2, w, b, activation)
-    if fused is not None:
-        pre, out2 = fused
-    else:
-        # .T: 2-D in every backend, and cheaper than matrix_transpose; numpy's @ needs no dispatch
-        pre = x2 @ w.T if type(x2) is _ndarray else matmul_arrays(x2, w.T)
-        if b is not None:
-            pre += b  # pre is a fresh matmul result: adding in place saves an allocation
-        if activation == "relu":
-            # relu's gradient needs only its output (out > 0), so pre may be overwritten
-            out2 = backend.relu_fresh(pre)
-        elif activation == "gelu":
-            out2 = gelu_forward(xp, pre)
-        else:
-            out2 = pre
+    pre, out2, how = backend.linear(x2, w, b, activation)
     out = out2 if x.ndim == 2 else xp.reshape(out2, tuple(x.shape[:-1]) + (w.shape[0],))
     need_b = bias is not None and bias.requires_grad
     if (a.requires_grad or weight.requires_grad or need_b) and GRAD_ENABLED[0]:
@@ -191,7 +177,7 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
             pre,
             out2,
             activation,
-            fused is not None,
+            how,
             a.requires_grad,
             weight.requires_grad,
             need_b,
@@ -200,25 +186,12 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     return wrap(out)
 
 
-def _linear_backward(g, x, x2, w, has_bias, pre, out2, activation, fused, need_x, need_w, need_b):
+def _linear_backward(g, x, x2, w, has_bias, pre, out2, activation, how, need_x, need_w, need_b):
     backend = backend_of(g)
     xp = backend.xp
     g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
-    gb = None
-    if fused:
-        from ..backends import cuda_ext
-
-        gpre, gb = cuda_ext.linear_backward(g2, pre, out2, has_bias, activation)
-    else:
-        if activation == "relu":
-            gpre = backend.masked(g2, out2 > 0)
-        elif activation == "gelu":
-            gpre = gelu_grad(xp, g2, pre)
-        else:
-            gpre = g2
-        if need_b:
-            gb = backend.sum(gpre, axis=0)
-    matmul = _numpy_matmul if type(gpre) is _ndarray else matmul_arrays
+    gpre, gb = backend.linear_grad(g2, pre, out2, how, activation, has_bias, need_b)
+    matmul = _numpy_matmul if type(gpre) is _ndarray else backend.matmul
     gx = gw = None
     if need_x:
         gx = matmul(gpre, w)
@@ -226,4 +199,4 @@ def _linear_backward(g, x, x2, w, has_bias, pre, out2, activation, fused, need_x
             gx = xp.reshape(gx, x.shape)
     if need_w:
         gw = matmul(gpre.T, x2)
-    return (gx, gw, gb if need_b else None) if has_bias else (gx, gw)
+    return (gx, gw, gb) if has_bias else (gx, gw)
