@@ -1,10 +1,13 @@
 """Modules: registration, traversal, modes, state dicts, fusion, and moving with .to()."""
 
+import inspect
+
 import numpy as np
 import pytest
 
 import tinytensor as tt
 from tinytensor import nn
+from tinytensor.ops import nn_ops
 
 
 class Block(nn.Module):
@@ -82,15 +85,39 @@ def test_load_state_dict_names_bad_shapes_and_keys():
     assert result.missing_keys == ["bias"] and result.unexpected_keys == ["extra"]
 
 
+def _linear_node(t):
+    """(parents, saved values by name) of the one linear op that produced ``t``."""
+    backward, parents, *saved = t._ctx
+    assert backward is nn_ops._linear_backward, f"made by {backward.__qualname__}, not by one linear op"
+    names = list(inspect.signature(backward).parameters)[1:]  # after the incoming gradient
+    return parents, dict(zip(names, saved, strict=True))
+
+
 def test_sequential_fuses_linear_and_activation_without_changing_results():
     tt.manual_seed(1)
     seq = nn.Sequential(nn.Linear(4, 6), nn.GELU(), nn.Linear(6, 2), nn.ReLU())
-    x = tt.randn(3, 4)
+    x = tt.randn(3, 4, requires_grad=True)
     fused = seq(x)
+    # each Linear + activation pair is one node of the linear op, told its activation, whose parent
+    # is the pair's input: no separate activation node in between
+    (hidden, w2, b2), saved = _linear_node(fused)
+    assert saved["activation"] == "relu" and w2 is seq[2].weight and b2 is seq[2].bias
+    (first, w1, b1), saved = _linear_node(hidden)
+    assert saved["activation"] == "gelu" and first is x and w1 is seq[0].weight and b1 is seq[0].bias
+
+    upstream = tt.Tensor(np.random.default_rng(0).standard_normal((3, 2)).astype(np.float32))
+    (fused * upstream).sum().backward()
+    fused_grads = [t.grad.copy() for t in (x, *seq.parameters())]
+    x.grad = None
+    seq.zero_grad()
     unfused = x
     for layer in seq:
         unfused = layer(unfused)
+    assert unfused._ctx[0] is not nn_ops._linear_backward  # the layers one by one: ReLU is its own node
+    (unfused * upstream).sum().backward()
     np.testing.assert_allclose(fused.numpy(), unfused.numpy(), rtol=1e-6)
+    for got, want in zip(fused_grads, [x.grad, *(p.grad for p in seq.parameters())], strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
     assert isinstance(seq[1:], nn.Sequential) and len(seq[1:]) == 3
 
 
