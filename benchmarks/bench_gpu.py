@@ -1,11 +1,23 @@
-"""GPU speed: tinytensor with its extension, tinytensor on CuPy alone, and PyTorch, in one run.
+"""GPU speed as ratios against a peer measured in the same run, each with its target.
 
     python benchmarks/bench_gpu.py [--json out.json]
 
-  matmul       4096 x 4096 float32: the extension's cuBLAS call against cupy.matmul (TFLOP/s)
-  MLP step     784-1024-1024-10, batch 256 and 4096: forward, cross-entropy, backward, SGD step
-Each timing synchronizes the device; best of several rounds. Without a usable GPU it says so
-and exits 0 (it is a benchmark, not a test).
+  MLP step       784-1024-1024-10 (ReLU), SGD momentum, batch 256, 1024 and 4096: forward,
+                 cross-entropy, backward, step. tinytensor with its extension against PyTorch CUDA
+                 (target at batch 1024: <= 1.0x PyTorch's time); tinytensor on CuPy alone for reference.
+  bias + act     the extension's fused epilogue (one kernel) against CuPy's unfused ops on a
+                 1024 x 1024 pre-activation, ReLU and GELU (target: fused >= 1.3x faster).
+  linear fwd+bwd the whole fused Linear + activation forward and backward against CuPy's unfused
+                 composition (CuPy matmul, bias add, activation, masks, sum; target >= 1.3x).
+  softmax xent   the fused softmax cross-entropy forward + backward against CuPy's composition
+                 (max, subtract, exp, sum, log, gather, one-hot subtract; target >= 1.3x).
+  matmul         4096^2 float32, the extension's cuBLAS call against cupy.matmul (no target).
+
+Each mode runs in its own process (the extension is switched off by TINYTENSOR_DISABLE_CUDA_EXTENSION
+at import); the fused/unfused pairs share one process. Every timing synchronizes the device before
+and after, best of several rounds. Rows that need CuPy's own cuBLAS are skipped, with the reason,
+where it does not load (the pytinytensor-cu12 install brings only the extension's). Without a
+usable GPU it says why and exits 0: it is a benchmark, not a test.
 """
 
 from __future__ import annotations
@@ -19,9 +31,15 @@ import time
 
 import numpy as np
 
+BATCHES = (256, 1024, 4096)
+MLP_TARGET_BATCH = 1024
+FUSED_TARGET = 1.3  # fused must be at least this many times faster than unfused
+ROUNDS, MIN_ROUND_S = 5, 0.1
 
-def best_seconds(fn, sync, rounds=7, min_round=0.2) -> float:
-    fn()
+
+def best_seconds(fn, sync) -> float:
+    """Seconds per call: enough calls per round to last MIN_ROUND_S, best of ROUNDS rounds."""
+    fn()  # compile and allocate before timing
     sync()
     calls = 1
     while True:
@@ -29,11 +47,12 @@ def best_seconds(fn, sync, rounds=7, min_round=0.2) -> float:
         for _ in range(calls):
             fn()
         sync()
-        if time.perf_counter() - start > min_round:
+        if time.perf_counter() - start > MIN_ROUND_S:
             break
         calls *= 2
     best = float("inf")
-    for _ in range(rounds):
+    for _ in range(ROUNDS):
+        sync()
         start = time.perf_counter()
         for _ in range(calls):
             fn()
@@ -42,6 +61,12 @@ def best_seconds(fn, sync, rounds=7, min_round=0.2) -> float:
     return best
 
 
+def _host(rng, shape):
+    # numpy on the host, then copied: cupy.random would need cuRAND, which a driver-only install lacks
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# ---------------------------------------------------------------------------- tinytensor children
 def mlp_step_tinytensor(batch):
     import tinytensor as tt
     from tinytensor import nn, optim
@@ -51,7 +76,7 @@ def mlp_step_tinytensor(batch):
     model.to("cuda")
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     rng = np.random.default_rng(0)
-    x = tt.Tensor(rng.standard_normal((batch, 784)).astype(np.float32), device="cuda")
+    x = tt.Tensor(_host(rng, (batch, 784)), device="cuda")
     y = tt.Tensor(rng.integers(0, 10, batch), device="cuda")
 
     def step():
@@ -62,34 +87,133 @@ def mlp_step_tinytensor(batch):
     return step
 
 
+def cupy_blas_problem(cupy) -> str | None:
+    """None when CuPy's own cuBLAS works here, else why not."""
+    try:
+        cupy.matmul(cupy.ones((2, 2), np.float32), cupy.ones((2, 2), np.float32))
+    except Exception as exc:  # noqa: BLE001 - any failure means the rows that need it are skipped
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def fused_pairs(cupy, sync) -> dict:
+    """(fused seconds, unfused seconds) per kernel benchmark, measured side by side."""
+    from tinytensor.backends import cuda_ext
+    from tinytensor.ops.elementwise import gelu_forward, gelu_grad
+
+    ops = cuda_ext.ops
+    rng = np.random.default_rng(0)
+    n, k, c = 1024, 1024, 10
+    x, w, b = (cupy.asarray(_host(rng, s)) for s in ((n, k), (k, k), (k,)))
+    g = cupy.asarray(_host(rng, (n, k)))
+    pre0 = cupy.asarray(_host(rng, (n, k)))  # the fused kernel keeps adding b to it: values drift, times do not
+    stream = cupy.cuda.get_current_stream().ptr
+    unfused_act = {"relu": lambda v: cupy.maximum(v, 0), "gelu": lambda v: gelu_forward(cupy, v)}
+    unfused_grad = {"relu": lambda g, pre: g * (pre > 0), "gelu": lambda g, pre: gelu_grad(cupy, g, pre)}
+    pairs, skipped = {}, {}
+
+    for act in ("relu", "gelu"):
+
+        def fused_epilogue(act=act):
+            # one kernel: adds the bias into pre in place (as after a fresh matmul) and writes act(pre)
+            ops.bias_act_forward(pre0, b, cupy.empty_like(pre0), act, stream)
+
+        def unfused_epilogue(act=act):
+            unfused_act[act](pre0 + b)
+
+        pairs[f"bias+{act} epilogue {n}x{k}"] = (
+            best_seconds(fused_epilogue, sync),
+            best_seconds(unfused_epilogue, sync),
+        )
+
+    blas_problem = cupy_blas_problem(cupy)
+    for act in ("relu", "gelu"):
+        key = f"linear+{act} fwd+bwd {n}x{k}x{k}"
+        if blas_problem:
+            skipped[key] = f"CuPy's cuBLAS does not load ({blas_problem})"
+            continue
+
+        def fused_linear(act=act):
+            pre, out = cuda_ext.try_linear_forward(x, w, b, act)
+            gpre, gb = cuda_ext.linear_backward(g, pre, out, True, act)
+            cuda_ext.try_matmul(gpre, w)
+            cuda_ext.try_matmul(gpre.T, x)
+
+        def unfused_linear(act=act):
+            pre = x @ w.T
+            pre += b
+            unfused_act[act](pre)
+            gpre = unfused_grad[act](g, pre)
+            gpre.sum(axis=0)
+            gpre @ w
+            gpre.T @ x
+
+        pairs[key] = (best_seconds(fused_linear, sync), best_seconds(unfused_linear, sync))
+
+    for rows, classes in ((n, c), (8192, 1000)):
+        logits = cupy.asarray(_host(rng, (rows, classes)))
+        labels = cupy.asarray(rng.integers(0, classes, rows))
+        scale = cupy.asarray(1.0 / rows, np.float32)  # d mean / d row, as the library passes it
+        positions = cupy.arange(rows)
+
+        def fused_xent(logits=logits, labels=labels, scale=scale):
+            row_losses, probs = cuda_ext.try_softmax_xent_forward(logits, labels)
+            row_losses.mean()
+            cuda_ext.softmax_xent_backward(probs, labels, scale)
+
+        def unfused_xent(logits=logits, labels=labels, scale=scale, positions=positions, classes=classes):
+            shifted = logits - logits.max(axis=1, keepdims=True)
+            exps = cupy.exp(shifted)
+            sums = exps.sum(axis=1, keepdims=True)
+            (cupy.log(sums)[:, 0] - shifted[positions, labels]).mean()
+            onehot = (cupy.arange(classes)[None, :] == labels[:, None]).astype(logits.dtype)
+            (exps / sums - onehot) * scale
+
+        pairs[f"softmax xent fwd+bwd {rows}x{classes}"] = (
+            best_seconds(fused_xent, sync),
+            best_seconds(unfused_xent, sync),
+        )
+    return {"pairs": pairs, "skipped": skipped}
+
+
 def measure_tinytensor() -> dict:
-    """Run in a subprocess per mode, so TINYTENSOR_DISABLE_CUDA_EXTENSION applies from import."""
     import cupy
 
     from tinytensor.backends import cuda_ext
 
     sync = cupy.cuda.Device().synchronize
-    result = {"extension": cuda_ext.ops is not None}
-    for batch in (256, 4096):
-        result[f"mlp_step_batch{batch}"] = best_seconds(mlp_step_tinytensor(batch), sync)
-    if cuda_ext.ops is not None:
-        a = cupy.random.standard_normal((4096, 4096), dtype=np.float32)
-        b = cupy.random.standard_normal((4096, 4096), dtype=np.float32)
-        flops = 2 * 4096**3
-        result["matmul_ext_tflops"] = flops / best_seconds(lambda: cuda_ext.try_matmul(a, b), sync) / 1e12
+    result = {"extension": cuda_ext.ops is not None, "mlp_step": {}}
+    blas_problem = cupy_blas_problem(cupy) if cuda_ext.ops is None else None
+    if blas_problem:  # without the extension, the library's matmuls are CuPy's
+        result["mlp_step_skipped"] = f"CuPy's cuBLAS does not load ({blas_problem})"
+        return result
+    for batch in BATCHES:
+        result["mlp_step"][batch] = best_seconds(mlp_step_tinytensor(batch), sync)
+    if cuda_ext.ops is None:
+        return result
+    result.update(fused_pairs(cupy, sync))
+    rng = np.random.default_rng(1)
+    a, b = cupy.asarray(_host(rng, (4096, 4096))), cupy.asarray(_host(rng, (4096, 4096)))
+    flops = 2 * 4096**3
+    result["matmul_ext_tflops"] = flops / best_seconds(lambda: cuda_ext.try_matmul(a, b), sync) / 1e12
+    blas_problem = cupy_blas_problem(cupy)
+    if blas_problem:
+        result["matmul_cupy_skipped"] = f"CuPy's cuBLAS does not load ({blas_problem})"
+    else:
         result["matmul_cupy_tflops"] = flops / best_seconds(lambda: cupy.matmul(a, b), sync) / 1e12
     return result
 
 
-def measure_torch() -> dict | None:
+# ---------------------------------------------------------------------------- PyTorch child
+def measure_torch() -> dict:
     try:
         import torch
-    except ImportError:
-        return None
+    except ImportError as exc:
+        return {"unavailable": f"PyTorch is not installed ({exc})"}
     if not torch.cuda.is_available():
-        return None
-    result = {}
-    for batch in (256, 4096):
+        return {"unavailable": "PyTorch has no CUDA device"}
+    result = {"version": torch.__version__, "fp32_matmul": torch.get_float32_matmul_precision(), "mlp_step": {}}
+    for batch in BATCHES:
         torch.manual_seed(0)
         model = torch.nn.Sequential(
             torch.nn.Linear(784, 1024),
@@ -102,62 +226,119 @@ def measure_torch() -> dict | None:
         x = torch.randn(batch, 784, device="cuda")
         y = torch.randint(0, 10, (batch,), device="cuda")
 
-        def step():
+        def step(model=model, opt=opt, x=x, y=y):
             opt.zero_grad()
             torch.nn.functional.cross_entropy(model(x), y).backward()
             opt.step()
 
-        result[f"mlp_step_batch{batch}"] = best_seconds(step, torch.cuda.synchronize)
+        result["mlp_step"][batch] = best_seconds(step, torch.cuda.synchronize)
     return result
+
+
+# ---------------------------------------------------------------------------- report
+def table_rows(results) -> list[dict]:
+    """One row per comparison: both times, the ratio, its target and the verdict."""
+    rows = []
+    ext, torch = results["tinytensor+extension"], results["torch"]
+    cupy_only = results["tinytensor CuPy-only"]
+    for batch in map(str, BATCHES):  # JSON made the batch keys strings
+        ours = ext["mlp_step"][batch]
+        target = 1.0 if batch == str(MLP_TARGET_BATCH) else None
+        if "mlp_step" in torch:
+            peer = torch["mlp_step"][batch]
+            rows.append(_row(f"MLP step batch {batch}", "PyTorch", ours, peer, ours / peer, "<=", target))
+        if batch in cupy_only["mlp_step"]:
+            peer = cupy_only["mlp_step"][batch]
+            rows.append(_row(f"MLP step batch {batch}", "tt CuPy-only", ours, peer, ours / peer, "<=", None))
+    for name, (fused, unfused) in ext.get("pairs", {}).items():
+        rows.append(_row(name, "CuPy unfused", fused, unfused, unfused / fused, ">=", FUSED_TARGET))
+    return rows
+
+
+def _row(name, peer, ours_s, peer_s, ratio, sense, target):
+    met = target is not None and (ratio <= target if sense == "<=" else ratio >= target)
+    return {
+        "benchmark": name,
+        "peer": peer,
+        "ours_ms": ours_s * 1e3,
+        "peer_ms": peer_s * 1e3,
+        "ratio": ratio,
+        "target": None if target is None else f"{sense} {target}",
+        "verdict": "-" if target is None else ("PASS" if met else "MISS"),
+    }
+
+
+def print_table(rows, results):
+    print(f"{'benchmark':34s} {'peer':14s} {'ours ms':>10s} {'peer ms':>10s} {'ratio':>7s} {'target':>8s}  verdict")
+    for r in rows:
+        target = r["target"] or "-"
+        print(
+            f"{r['benchmark']:34s} {r['peer']:14s} {r['ours_ms']:10.3f} {r['peer_ms']:10.3f} "
+            f"{r['ratio']:7.2f} {target:>8s}  {r['verdict']}"
+        )
+    print("ratio: MLP rows are our time / the peer's (lower is better); the others unfused / fused (a speed-up)")
+    ext = results["tinytensor+extension"]
+    for name, why in ext.get("skipped", {}).items():
+        print(f"skipped {name}: {why}")
+    if "matmul_ext_tflops" in ext:
+        line = f"matmul 4096^2 fp32: extension cuBLAS {ext['matmul_ext_tflops']:.1f} TFLOP/s"
+        if "matmul_cupy_tflops" in ext:
+            line += f", cupy.matmul {ext['matmul_cupy_tflops']:.1f} TFLOP/s"
+        else:
+            line += f"; cupy.matmul skipped: {ext['matmul_cupy_skipped']}"
+        print(line)
+    if not ext["extension"]:
+        print("the extension is not loaded (not built, or it does not import): only the MLP rows ran")
+    if "mlp_step_skipped" in results["tinytensor CuPy-only"]:
+        print(f"tinytensor CuPy-only rows skipped: {results['tinytensor CuPy-only']['mlp_step_skipped']}")
+    if "unavailable" in results["torch"]:
+        print(f"PyTorch rows skipped: {results['torch']['unavailable']}")
+
+
+def run_child(mode, env) -> dict:
+    proc = subprocess.run([sys.executable, __file__, "--child", mode], capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{mode} failed:\n{proc.stderr}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description="tinytensor GPU benchmarks")
     parser.add_argument("--json", help="also write the results here")
-    parser.add_argument("--child", choices=["tinytensor"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["tinytensor", "torch"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
-        print(json.dumps(measure_tinytensor()))
+        print(json.dumps(measure_tinytensor() if args.child == "tinytensor" else measure_torch()))
         return 0
 
     import tinytensor as tt
 
     status = tt.cuda_status()
     if not status.device_usable:
-        print(f"GPU benchmarks skipped: no usable GPU ({tt.cuda_unavailable_reason()})")
+        reason = f"no usable GPU ({tt.cuda_unavailable_reason()})"
+        print(f"GPU benchmarks skipped: {reason}")
+        if args.json:
+            with open(args.json, "w") as fh:
+                json.dump({"skipped": reason}, fh, indent=1)
         return 0
-    results = {}
-    for mode, disable in (("tinytensor+extension", "0"), ("tinytensor CuPy-only", "1")):
-        env = dict(os.environ, TINYTENSOR_DISABLE_CUDA_EXTENSION=disable)
-        proc = subprocess.run(
-            [sys.executable, __file__, "--child", "tinytensor"], capture_output=True, text=True, env=env
-        )
-        if proc.returncode != 0:
-            print(f"{mode} failed:\n{proc.stderr}")
-            return 1
-        results[mode] = json.loads(proc.stdout.strip().splitlines()[-1])
-    torch_result = measure_torch()
-    if torch_result:
-        results["torch"] = torch_result
 
-    print(f"{'benchmark':32s}" + "".join(f"{m:>24s}" for m in results))
-    for key in ("mlp_step_batch256", "mlp_step_batch4096"):
-        print(f"{key:32s}" + "".join(f"{r[key] * 1e3:21.3f} ms" for r in results.values()))
-    ext = results["tinytensor+extension"]
-    if "matmul_ext_tflops" in ext:
-        print(
-            f"matmul 4096^2 fp32: extension cuBLAS {ext['matmul_ext_tflops']:.1f} TFLOP/s, "
-            f"cupy.matmul {ext['matmul_cupy_tflops']:.1f} TFLOP/s"
-        )
-    base = results["tinytensor CuPy-only"]
-    for key in ("mlp_step_batch256", "mlp_step_batch4096"):
-        line = f"{key}: extension / CuPy-only = {ext[key] / base[key]:.2f}"
-        if "torch" in results:
-            line += f", tinytensor+extension / torch = {ext[key] / results['torch'][key]:.2f}"
-        print(line)
+    results = {}
+    try:
+        for mode, child, disable in (
+            ("tinytensor+extension", "tinytensor", "0"),
+            ("tinytensor CuPy-only", "tinytensor", "1"),
+            ("torch", "torch", "0"),
+        ):
+            env = dict(os.environ, TINYTENSOR_DISABLE_CUDA_EXTENSION=disable)
+            results[mode] = run_child(child, env)
+    except RuntimeError as exc:
+        print(exc)
+        return 1
+    rows = table_rows(results)
+    print_table(rows, results)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=1)
+            json.dump({"results": results, "rows": rows}, fh, indent=1)
     return 0
 
 
