@@ -137,6 +137,31 @@ def tests_gpu(session):
     _report_gpu_part(session, result)
 
 
+# The lent GPU machine (shared notes, "The GPU machine that device sometimes lends"): Python 3.12,
+# CUDA 13 only, no network. What its python3 holds that the check uses; torch 2.11+cu130 is there
+# too but not cheap here (its torch tests skip in the rehearsal); array-api-strict and tqdm come
+# from the carried wheels (ci/gpu-wheels.sh), as they must there.
+DEVICE_PACKAGES = [
+    "numpy==2.5.*",
+    "pybind11",
+    "setuptools",
+    "pip",
+    "pytest>=8",
+    "pytest-xdist",
+    "scikit-learn",
+    "cupy-cuda13x==14.2.*",
+    "nvidia-cuda-nvrtc==13.0.88",
+]
+
+
+@nox.session(python="3.12", tags=["ci"])
+def gpu_rehearsal(session):
+    """ci/gpu_check.py as the lent GPU machine runs it, here without a GPU (ci/gpu_rehearsal.py):
+    fails if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
+    session.install(*DEVICE_PACKAGES)
+    session.run("python", str(ROOT / "ci" / "gpu_rehearsal.py"), *session.posargs)
+
+
 @nox.session(python=ORACLE_PYTHON, tags=["ci"])
 def build_faults(session):
     """Real builds from the sdist for each toolchain fault, both variants (tests/build)."""

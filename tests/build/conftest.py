@@ -12,14 +12,14 @@ import os
 import shutil
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
-CUBLAS13 = "nvidia-cublas==13.0.2.14"  # matches the machine's CUDA 13.0 toolkit
+sys.path.insert(0, str(ROOT / "ci"))
+import cuda13  # noqa: E402 - ci/cuda13.py: cuBLAS 13 from PyPI, shared with the GPU rehearsal
+
 
 if os.environ.get("TT_BUILD_TESTS") != "1":
     pytest.skip(reason="the build tests run in `nox -s build_faults` (TT_BUILD_TESTS=1)", allow_module_level=True)
@@ -49,15 +49,7 @@ def cuda13_parts() -> tuple[Path, Path]:
     version = subprocess.run([str(local / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
     if version.returncode != 0 or "release 13." not in version.stdout:
         pytest.skip(reason="no CUDA 13 toolkit at /usr/local/cuda on this machine")
-    root = CACHE / "cublas13"
-    if not (root / "nvidia" / "cu13" / "lib" / "libcublas.so.13").exists():
-        download = CACHE / "cublas13-download"
-        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", str(download), CUBLAS13],
-                       check=True)
-        with zipfile.ZipFile(next(download.glob("nvidia_cublas-*.whl"))) as wheel:
-            wheel.extractall(root)
-        for lib in (root / "nvidia" / "cu13" / "lib").iterdir():
-            lib.chmod(0o755)
+    root = cuda13.cublas()
     return local, root / "nvidia" / "cu13"
 
 
