@@ -13,6 +13,8 @@ a GPU.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .errors import DeviceError
@@ -144,6 +146,36 @@ class Backend:
         xp = self.xp
         classes = xp.reshape(self.arange(n_classes, like), (1, -1))
         return xp.astype(xp.reshape(labels, (-1, 1)) == classes, dtype)
+
+    # Optimizer updates, in place on ``param`` (and the state arrays): one call per parameter, so
+    # a GPU backend can make each one kernel instead of a launch per arithmetic step.
+    def sgd_step(self, param, grad, buf, lr, momentum, dampening, nesterov, wd):
+        """PyTorch's SGD update; returns the momentum buffer (a new one when ``buf`` is None)."""
+        if wd:
+            grad = grad + wd * param
+        if momentum:
+            if buf is None:
+                buf = grad * 1  # its own copy: updated in place from the next step on
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * grad if dampening else grad
+            grad = grad + momentum * buf if nesterov else buf
+        param -= lr * grad
+        return buf
+
+    def adam_step(self, param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled, step):
+        """PyTorch's Adam (``decoupled``: AdamW) update at ``step`` (1, 2, ...) on ``m`` and ``v``."""
+        if wd:
+            if decoupled:
+                param *= 1 - lr * wd
+            else:
+                grad = grad + wd * param
+        m *= beta1
+        m += (1 - beta1) * grad
+        v *= beta2
+        v += (1 - beta2) * (grad * grad)
+        denom = self.xp.sqrt(v) / math.sqrt(1 - beta2**step) + eps
+        param -= (lr / (1 - beta1**step)) * (m / denom)
 
     def masked(self, values, keep):
         """``values`` where the boolean ``keep`` holds, else 0 (the gradient of relu, clip, max...)."""
@@ -303,6 +335,36 @@ class CupyBackend(Backend):
             self._uniform_kernel(np.uint64(seed), out)
             return out
 
+    def labels_outside(self, labels, n):
+        # one reduction kernel (and the one device-to-host read the error needs)
+        return bool(labels.size) and bool(_cupy_kernels(self.xp)["labels_outside"](labels, n))
+
+    def sgd_step(self, param, grad, buf, lr, momentum, dampening, nesterov, wd):
+        if param.dtype not in _FUSED_FLOATS:
+            with self._on(param):
+                return super().sgd_step(param, grad, buf, lr, momentum, dampening, nesterov, wd)
+        kernels, t = _cupy_kernels(self.xp), param.dtype.type
+        with self._on(param):
+            if not momentum:
+                kernels["sgd"](grad, t(lr), t(wd), param)
+                return None
+            first = buf is None
+            if first:
+                buf = self.xp.empty_like(param)  # inside the device: on the parameter's
+            kernels["sgd_momentum"](grad, t(lr), t(momentum), t(dampening), t(wd), nesterov, first, param, buf)
+        return buf
+
+    def adam_step(self, param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled, step):
+        if param.dtype not in _FUSED_FLOATS:
+            with self._on(param):
+                return super().adam_step(param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled, step)
+        t = param.dtype.type
+        bias1, root_bias2 = 1 - beta1**step, math.sqrt(1 - beta2**step)
+        with self._on(param):
+            _cupy_kernels(self.xp)["adam"](
+                grad, t(lr), t(beta1), t(beta2), t(eps), t(wd), t(bias1), t(root_bias2), decoupled, param, m, v
+            )
+
     def matmul(self, x, y):
         if self.ext is not None:
             out = self.ext.try_matmul(x, y)
@@ -352,6 +414,51 @@ class CupyBackend(Backend):
     def from_numpy(self, array, index):
         with self.xp.cuda.Device(index):
             return self.xp.asarray(array)
+
+
+_FUSED_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+_KERNELS: dict[str, object] = {}
+
+
+def _cupy_kernels(cupy) -> dict:
+    """CuPy kernels compiled by NVRTC on first use (no CUDA library beyond CuPy's needs): the label
+    check as one reduction, and each optimizer update as one kernel per parameter."""
+    if not _KERNELS:
+        _KERNELS["labels_outside"] = cupy.ReductionKernel(
+            "T x, int64 n", "bool y", "x < 0 || x >= n", "a || b", "y = a", "false", "tinytensor_labels_outside"
+        )
+        _KERNELS["sgd"] = cupy.ElementwiseKernel(
+            "T grad, T lr, T wd",
+            "T param",
+            "param -= lr * (wd != 0 ? grad + wd * param : grad);",
+            "tinytensor_sgd",
+        )
+        _KERNELS["sgd_momentum"] = cupy.ElementwiseKernel(
+            "T grad, T lr, T momentum, T dampening, T wd, bool nesterov, bool first",
+            "T param, T buf",
+            """
+            T g = wd != 0 ? grad + wd * param : grad;
+            buf = first ? g : momentum * buf + (1 - dampening) * g;
+            param -= lr * (nesterov ? g + momentum * buf : buf);
+            """,
+            "tinytensor_sgd_momentum",
+        )
+        _KERNELS["adam"] = cupy.ElementwiseKernel(
+            "T grad, T lr, T beta1, T beta2, T eps, T wd, T bias1, T root_bias2, bool decoupled",
+            "T param, T m, T v",
+            """
+            T g = grad;
+            if (wd != 0) {
+                if (decoupled) param *= 1 - lr * wd;
+                else g += wd * param;
+            }
+            m = beta1 * m + (1 - beta1) * g;
+            v = beta2 * v + (1 - beta2) * g * g;
+            param -= (lr / bias1) * (m / (sqrt(v) / root_bias2 + eps));
+            """,
+            "tinytensor_adam",
+        )
+    return _KERNELS
 
 
 class StrictBackend(Backend):

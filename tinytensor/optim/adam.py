@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from ..backend import backend_of
 from .optimizer import Optimizer, check_nonnegative
 
@@ -34,25 +32,15 @@ class Adam(Optimizer):
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         data = p.data
         backend = backend_of(data)
-        xp = backend.xp
-        if wd:
-            if self.decoupled:
-                p.data *= 1 - lr * wd
-            else:
-                grad = grad + wd * p.data
         if "step" not in state:
             state["step"] = 0
             # on the parameter's device (CuPy's zeros_like would use the current one)
             state["exp_avg"] = backend.zeros(data.shape, data.dtype, data)
             state["exp_avg_sq"] = backend.zeros(data.shape, data.dtype, data)
         state["step"] += 1
-        m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
-        m *= beta1
-        m += (1 - beta1) * grad
-        v *= beta2
-        v += (1 - beta2) * (grad * grad)
-        denom = xp.sqrt(v) / math.sqrt(1 - beta2**t) + eps
-        p.data -= (lr / (1 - beta1**t)) * (m / denom)
+        backend.adam_step(
+            data, grad, state["exp_avg"], state["exp_avg_sq"], lr, beta1, beta2, eps, wd, self.decoupled, state["step"]
+        )
 
 
 class AdamW(Adam):

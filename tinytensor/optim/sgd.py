@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..backend import backend_of
 from .optimizer import Optimizer, check_nonnegative
 
 
@@ -37,14 +38,9 @@ class SGD(Optimizer):
         lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
         dampening, nesterov = group["dampening"], group["nesterov"]
         for p, grad, state in self._with_grads(group):
-            if wd:
-                grad = grad + wd * p.data
-            if momentum:
-                buf = state.get("momentum_buffer")
-                if buf is None:
-                    buf = state["momentum_buffer"] = grad * 1  # its own copy: updated in place below
-                else:
-                    buf *= momentum
-                    buf += (1 - dampening) * grad if dampening else grad
-                grad = grad + momentum * buf if nesterov else buf
-            p.data -= lr * grad
+            data = p.data
+            buf = backend_of(data).sgd_step(
+                data, grad, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd
+            )
+            if buf is not None:
+                state["momentum_buffer"] = buf
