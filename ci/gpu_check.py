@@ -18,8 +18,8 @@ tests/gpu/test_foreign_arch.py. --wheels installs the wheels in a folder with pi
 temporary folder put first on PYTHONPATH: the machine's own environment is never changed. The
 release tests (tests/release) need an installed, repaired wheel: an in-place check leaves them out.
 
-Every step runs under a time limit inside an overall budget (--budget, 450 s by default, so the
-whole fits in 8 minutes on the lent machine); each step's exit status and seconds are recorded.
+Every step runs under a time limit inside an overall budget (--budget, 420 s by default, so the
+whole fits in 8 minutes on the lent machine, kills and the report included); each step's exit status and seconds are recorded.
 Failures are classified: a failure that only says there is no usable GPU (the conftest fixtures'
 "TINYTENSOR_REQUIRE_GPU=1 but no usable CUDA device: ...", an example or benchmark that stops
 for want of a GPU) is "gpu-absent"; anything else is real. Exit status: 0 all passed (or, with the
@@ -51,6 +51,22 @@ ROOT = Path(__file__).resolve().parent.parent
 EXIT_PASS, EXIT_FAIL, EXIT_GPU_ABSENT = 0, 1, 3
 
 
+class Tee:
+    """Writes to the terminal and to a file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, text: str) -> int:
+        for stream in self.streams:
+            stream.write(text)
+        return len(text)
+
+    def flush(self) -> None:
+        for stream in self.streams:
+            stream.flush()
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="gpu-check-results", help="folder for logs and results")
@@ -65,7 +81,7 @@ def main(argv=None) -> int:
         metavar="DIR",
         help="install the wheels in DIR (ci/gpu-wheels.sh) offline into a temporary folder put on PYTHONPATH",
     )
-    parser.add_argument("--budget", type=float, default=450, help="seconds for all steps together (default 450)")
+    parser.add_argument("--budget", type=float, default=420, help="seconds for all steps together (default 420)")
     parser.add_argument(
         "--bundle",
         metavar="DIR",
@@ -85,6 +101,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    if args.bundle:  # the console, line by line: what comes back even if the run is cut short
+        Path(args.bundle).mkdir(parents=True, exist_ok=True)
+        sys.stdout = Tee(sys.stdout, open(Path(args.bundle) / "console.log", "w", buffering=1))  # noqa: SIM115
     check = Checker(out, args.budget)
     state = {
         "date": datetime.datetime.now(datetime.timezone.utc),

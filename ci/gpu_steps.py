@@ -84,7 +84,8 @@ class Checker:
                 status = proc.wait(timeout=limit)
             except subprocess.TimeoutExpired:
                 step["timed_out"] = True
-                for sig in (signal.SIGTERM, signal.SIGKILL):
+                # SIGINT first: pytest then stops as on Ctrl-C and still writes its junit XML
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
                     try:
                         os.killpg(proc.pid, sig)
                     except ProcessLookupError:

@@ -337,13 +337,17 @@ class CupyBackend(Backend):
 
     def labels_outside(self, labels, n):
         # one reduction kernel (and the one device-to-host read the error needs)
-        return bool(labels.size) and bool(_cupy_kernels(self.xp)["labels_outside"](labels, n))
+        if not labels.size:
+            return False
+        with self._on(labels):
+            return bool(_cupy_kernels(self.xp)["labels_outside"](labels, n))
 
     def sgd_step(self, param, grad, buf, lr, momentum, dampening, nesterov, wd):
         if param.dtype not in _FUSED_FLOATS:
             with self._on(param):
                 return super().sgd_step(param, grad, buf, lr, momentum, dampening, nesterov, wd)
         kernels, t = _cupy_kernels(self.xp), param.dtype.type
+        grad = grad.astype(param.dtype, copy=False)  # the kernel takes one T; numpy would promote
         with self._on(param):
             if not momentum:
                 kernels["sgd"](grad, t(lr), t(wd), param)
@@ -359,6 +363,7 @@ class CupyBackend(Backend):
             with self._on(param):
                 return super().adam_step(param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled, step)
         t = param.dtype.type
+        grad = grad.astype(param.dtype, copy=False)
         bias1, root_bias2 = 1 - beta1**step, math.sqrt(1 - beta2**step)
         with self._on(param):
             _cupy_kernels(self.xp)["adam"](
@@ -425,7 +430,13 @@ def _cupy_kernels(cupy) -> dict:
     check as one reduction, and each optimizer update as one kernel per parameter."""
     if not _KERNELS:
         _KERNELS["labels_outside"] = cupy.ReductionKernel(
-            "T x, int64 n", "bool y", "x < 0 || x >= n", "a || b", "y = a", "false", "tinytensor_labels_outside"
+            "T x, int64 classes",
+            "bool y",
+            "x < 0 || x >= classes",
+            "a || b",
+            "y = a",
+            "false",
+            "tinytensor_labels_outside",
         )
         _KERNELS["sgd"] = cupy.ElementwiseKernel(
             "T grad, T lr, T wd",

@@ -164,6 +164,29 @@ def test_bad_label_gives_nan_in_the_kernel_and_an_error_in_the_library(cp):
         F.cross_entropy(tt.Tensor(logits), tt.Tensor(cp.asarray([0, 7, 1])))
 
 
+def test_labels_that_are_a_strided_view_reach_the_fused_loss(cp):
+    """The kernels read labels as one contiguous int64 row: a view such as y[::2] is copied first."""
+    logits_host = _host((4, 5), np.float32)
+    labels_host = np.array([[0, 9], [3, 9], [4, 9], [1, 9]])  # the class is column 0
+    cpu = F.cross_entropy(tt.Tensor(logits_host, requires_grad=True), tt.Tensor(labels_host[:, 0]))
+    logits = tt.Tensor(logits_host, device="cuda", requires_grad=True)
+    gpu = F.cross_entropy(logits, tt.Tensor(cp.asarray(labels_host))[:, 0])
+    gpu.backward()
+    cpu_logits = tt.Tensor(logits_host, requires_grad=True)
+    F.cross_entropy(cpu_logits, tt.Tensor(labels_host[:, 0])).backward()
+    np.testing.assert_allclose(gpu.item(), cpu.item(), rtol=1e-6)
+    np.testing.assert_allclose(cp.asnumpy(logits.grad), cpu_logits.grad, rtol=1e-5, atol=1e-7)
+
+
+def test_fused_linear_backward_of_no_rows_gives_a_zero_bias_gradient(cp):
+    x = cp.zeros((0, 6), np.float32)
+    w, b = cp.asarray(_host((4, 6), np.float32)), cp.asarray(_host((4,), np.float32, 1))
+    pre, out = cuda_ext.try_linear_forward(x, w, b, "relu")
+    cp.empty((4,), np.float32).fill(np.nan)  # leave garbage in the pool where an unwritten array could land
+    _, gbias = cuda_ext.linear_backward(cp.zeros((0, 4), np.float32), pre, out, True, "relu")
+    np.testing.assert_array_equal(cp.asnumpy(gbias), np.zeros(4, np.float32))
+
+
 def test_binding_rejects_bad_cupy_arrays(cp):
     a = cp.asarray(_host((4, 6), np.float32))
     with pytest.raises(ValueError, match="C- or F-contiguous"):

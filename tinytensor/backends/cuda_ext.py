@@ -177,7 +177,8 @@ def linear_backward(g, pre, out, has_bias, activation):
         if activation is None and not has_bias:
             return g, None
         gpre = g if activation is None else cupy.empty(pre.shape, pre.dtype)
-        gbias = cupy.empty((pre.shape[1],), pre.dtype) if has_bias else None
+        # zeros: with no rows the kernel returns before writing the bias gradient
+        gbias = (cupy.zeros if pre.shape[0] == 0 else cupy.empty)((pre.shape[1],), pre.dtype) if has_bias else None
         ops.bias_act_backward(g, pre, out, gpre, gbias, activation or "none", _stream(cupy))
     return gpre, gbias
 
@@ -190,7 +191,7 @@ def try_softmax_xent_forward(logits, labels):
         return None
     cupy = _cupy()
     with cupy.cuda.Device(logits.device.id):
-        labels = labels.astype(np.int64, copy=False)
+        labels = cupy.ascontiguousarray(labels, dtype=np.int64)  # a view such as y[::2] is not
         rows = cupy.empty((logits.shape[0],), logits.dtype)
         probs = cupy.empty(logits.shape, logits.dtype)
         ops.softmax_xent_forward(logits, labels, rows, probs, _stream(cupy))
@@ -206,7 +207,8 @@ def softmax_xent_backward(probs, labels, scale):
             cupy.broadcast_to(cupy.reshape(scale, (-1, 1)), (n, 1)).reshape(n), dtype=probs.dtype
         )
         out = cupy.empty(probs.shape, probs.dtype)
-        ops.softmax_xent_backward(probs, labels.astype(np.int64, copy=False), scale_rows, out, _stream(cupy))
+        labels = cupy.ascontiguousarray(labels, dtype=np.int64)
+        ops.softmax_xent_backward(probs, labels, scale_rows, out, _stream(cupy))
     return out
 
 

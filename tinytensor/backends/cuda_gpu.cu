@@ -42,7 +42,9 @@ const char *launch_error(const char *where) { return cuda_error(cudaGetLastError
 // A handle's default workspace is one buffer: two GEMMs queued on different streams would share it
 // while running concurrently. So each (device, stream) gets its own workspace, set before every
 // call (cublasSetStream resets it). Workspaces are never freed either: a stream's address can be
-// reused after the stream is destroyed, and then the new stream simply inherits the buffer.
+// reused after the stream is destroyed, and the new stream then inherits the buffer, which is safe
+// once the old stream's GEMMs have finished (a stream destroyed with one still queued and replaced
+// at once by a busy new one could share it; CuPy frees streams only when they are unreachable).
 constexpr int kMaxDevices = 64;
 cublasHandle_t g_handles[kMaxDevices];
 pthread_mutex_t g_handles_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -395,6 +397,7 @@ const char *tt_kernel_image(int device, int *binary_version, int *ptx_version) {
     *binary_version = attr.binaryVersion;
     *ptx_version = attr.ptxVersion;
   }
+  if (e) (void)cudaGetLastError();  // clear it: the next launch must not report this probe's error
   cudaSetDevice(previous);
   return e;
 }
