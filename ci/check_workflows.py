@@ -1,5 +1,5 @@
-"""Offline checks of the CI configuration: zizmor on the workflows, the workflows against GitHub's
-schema, [tool.cibuildwheel] against cibuildwheel's own schema, and the build identifiers
+"""Offline checks of the CI configuration: zizmor on the workflows, the workflows and dependabot.yml
+against their schemas, the pre-commit configuration, [tool.cibuildwheel] against cibuildwheel's own schema, and the build identifiers
 cibuildwheel would build against the intended list. Run by `nox -s workflows`."""
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ def main() -> int:
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     run("zizmor", "--offline", "--no-progress", ".github/workflows")
     run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
+    run("check-jsonschema", "--builtin-schema", "vendor.dependabot", ".github/dependabot.yml")
+    run("pre-commit", "validate-config", ".pre-commit-config.yaml")
 
     import cibuildwheel
 

@@ -315,7 +315,7 @@ class _Plain:
 
 class _ExecPayload(_SystemPayload):
     def __reduce__(self):
-        return builtins.exec, (f"open({str(self.marker)!r}, 'w').write('ran')",)
+        return builtins.exec, (f"with open({str(self.marker)!r}, 'w') as f: f.write('ran')",)
 
 
 @pytest.mark.parametrize("payload", [_SystemPayload, _ExecPayload], ids=["os.system", "exec"])
