@@ -86,10 +86,11 @@ def _report_gpu_part(session, result: dict) -> None:
 
 @nox.session(python=PYTHONS[-1], tags=["ci"])
 def lint(session):
-    """ruff: lint and formatting."""
+    """ruff: lint and formatting; mypy: types (pyproject.toml's [tool.mypy])."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
+    session.run("mypy")
 
 
 @nox.session(python=PYTHONS, tags=["ci"])

@@ -89,7 +89,9 @@ def main(argv=None) -> int:
         val_loss, val_acc = evaluate(model, loss_fn, x_val, y_val)
         print(f"epoch {epoch:2d}  lr {scheduler.get_last_lr()[0]:.5f}  val loss {val_loss:.4f}  val acc {val_acc:.3f}")
         if stopper(val_loss):
-            print(f"early stop: no improvement for {stopper.patience} epochs; back to epoch {stopper.best_epoch + 1}")
+            best = stopper.best_epoch  # None when no epoch had a finite loss
+            where = "no epoch had a finite loss" if best is None else f"back to epoch {best + 1}"
+            print(f"early stop: no improvement for {stopper.patience} epochs; {where}")
             break
     stopper.restore()  # the best epoch's weights, also when all the epochs ran
     print(f"trained in {time.monotonic() - started:.1f}s")

@@ -180,3 +180,40 @@ def test_class_targets_out_of_range_are_named():
         F.cross_entropy(logits, np.array([0.0, 1.0, 2.0]))
     with pytest.raises(tt.ShapeError, match=r"\(3, 4\) and \(2,\)"):
         F.nll_loss(logits, np.array([0, 1]))
+
+
+def test_type_checker_declarations_match_the_installed_ops():
+    """Tensor's `if TYPE_CHECKING:` block spells out for type checkers (py.typed is shipped) what
+    ops.install attaches at import: the same names, bound to the same functions."""
+    import ast
+    import inspect
+    import sys
+
+    from tinytensor import ops
+
+    class Blank:
+        pass
+
+    ops.install(Blank)
+    installed = {name for name in vars(Blank) if name not in vars(type("Empty", (), {}))}
+
+    tree = ast.parse(inspect.getsource(sys.modules[tt.Tensor.__module__]))  # tt.tensor is the function
+    (cls,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Tensor"]
+    (block,) = [node for node in cls.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    declared = {}
+    for node in block.body:
+        if isinstance(node, ast.Assign):
+            (target,) = node.targets
+            declared[target.id] = node.value
+        elif isinstance(node, ast.FunctionDef):
+            declared[node.name] = None
+    assert set(declared) == installed
+
+    modules = {"arith": ops.arith, "elementwise": ops.elementwise, "inplace": ops.inplace}
+    modules.update(nn_ops=ops.nn_ops, reduce=ops.reduce, shape_ops=ops.shape)
+    for name, value in declared.items():
+        if isinstance(value, ast.Call):  # property(module.fn)
+            (value,) = value.args
+            assert getattr(tt.Tensor, name).fget is getattr(modules[value.value.id], value.attr), name
+        elif value is not None:
+            assert vars(tt.Tensor)[name] is getattr(modules[value.value.id], value.attr), name

@@ -33,12 +33,12 @@ CLOCK = [0]
 
 # Non-leaf tensors whose .grad backward keeps (retain_grad()): id -> weak reference, so they still
 # die. (A WeakSet would compare tensors with ==, which is elementwise.)
-RETAINED: dict = {}
+RETAINED: dict[int, weakref.ref] = {}
 
 
 def retain(t) -> None:
     key = id(t)
-    RETAINED[key] = weakref.ref(t, lambda _ref, key=key: RETAINED.pop(key, None))
+    RETAINED[key] = weakref.ref(t, lambda _ref: RETAINED.pop(key, None))
 
 
 def is_retained(t) -> bool:
@@ -183,7 +183,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
     retained = RETAINED
     clock = CLOCK[0]
     pending = {root: seed}  # node -> the gradient summed so far
-    handed_out = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
+    handed_out: set[int] = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
     previous = GRAD_ENABLED[0]
     GRAD_ENABLED[0] = False
     try:

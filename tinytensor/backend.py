@@ -14,6 +14,7 @@ a GPU.
 from __future__ import annotations
 
 import math
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -27,7 +28,7 @@ class Backend:
 
     name = ""
     kind = ""  # device kind: "cpu", "cuda", "strict"
-    xp = None
+    xp: Any = None  # the array namespace (numpy, cupy, array_api_strict): set by each subclass
 
     def device(self, data) -> str:
         raise NotImplementedError
@@ -557,7 +558,16 @@ def _strict_device_name(device) -> str:
 
 NUMPY = NumpyBackend()
 _BY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY}
-_lazy: dict[str, Backend] = {}
+
+
+class _LazyBackends(TypedDict, total=False):
+    """The backends built on first use (a plain dict at run time, typed per key)."""
+
+    cupy: CupyBackend
+    strict: StrictBackend
+
+
+_lazy: _LazyBackends = {}
 
 
 def backend_of(data) -> Backend:
@@ -570,6 +580,7 @@ def backend_of(data) -> Backend:
 
 def _resolve(array_type) -> Backend:
     module = array_type.__module__.split(".")[0]
+    backend: Backend
     if module == "cupy":
         backend = _cupy_backend()
     elif module == "array_api_strict":

@@ -7,6 +7,7 @@ installed on the class by ``ops.install``; this file holds the state, conversion
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -14,6 +15,10 @@ from . import autograd, dtypes
 from .autograd import mark_modified, share_version
 from .backend import backend_of, parse_device, transfer
 from .errors import DeviceError, ShapeError
+
+if TYPE_CHECKING:  # the ops installed on Tensor (see the end of the class); they import this module
+    from .ops import arith, elementwise, inplace, nn_ops, reduce
+    from .ops import shape as shape_ops  # not `shape`: Tensor.shape is a property
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -106,6 +111,8 @@ class Tensor:
     # ``_grad`` stays unset until a gradient arrives (the ``grad`` property reads it as None): every
     # op makes a tensor, and one store less is measurable on small ones.
     __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_stamp", "_version", "__weakref__")
+    _stamp: int  # set by wrap() on graph nodes (autograd's CLOCK when the node was made)
+    _version: list[int]  # the storage's in-place change cell, shared with views (autograd.share_version)
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray + Tensor -> Tensor
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashing keeps dict/set use working
 
@@ -373,6 +380,96 @@ class Tensor:
 
     def __dlpack_device__(self):
         return self.data.__dlpack_device__()
+
+    if TYPE_CHECKING:
+        # ops.install(Tensor) attaches these when tinytensor is imported; spelled out here for type
+        # checkers only (never run). tests/test_tensor_api.py checks that the two lists agree.
+        __add__ = arith.add
+        __radd__ = arith.radd
+        __sub__ = arith.sub
+        __rsub__ = arith.rsub
+        __mul__ = arith.mul
+        __rmul__ = arith.rmul
+        __truediv__ = arith.div
+        __rtruediv__ = arith.rdiv
+        __pow__ = arith.pow
+        __rpow__ = arith.rpow
+        __neg__ = arith.neg
+        __matmul__ = arith.dunder_matmul
+        __rmatmul__ = arith.rmatmul
+        # == and != are elementwise (a bool tensor), as numpy's: not object's -> bool, on purpose
+        __eq__ = arith.eq  # type: ignore[assignment]
+        __ne__ = arith.ne  # type: ignore[assignment]
+        __lt__ = arith.lt
+        __le__ = arith.le
+        __gt__ = arith.gt
+        __ge__ = arith.ge
+        __floordiv__ = arith.floordiv
+        __mod__ = arith.mod
+        __and__ = arith.and_
+        __rand__ = arith.and_
+        __or__ = arith.or_
+        __ror__ = arith.or_
+        __xor__ = arith.xor
+        __rxor__ = arith.xor
+        __invert__ = arith.invert
+        __abs__ = elementwise.abs
+        __getitem__ = shape_ops.getitem
+        __setitem__ = shape_ops.setitem
+        add = arith.add
+        sub = arith.sub
+        mul = arith.mul
+        div = arith.div
+        matmul = arith.matmul
+        pow = arith.pow
+        exp = elementwise.exp
+        log = elementwise.log
+        sqrt = elementwise.sqrt
+        abs = elementwise.abs
+        tanh = elementwise.tanh
+        sigmoid = elementwise.sigmoid
+        relu = elementwise.relu
+        gelu = elementwise.gelu
+        clip = elementwise.clip
+        clamp = elementwise.clip
+        maximum = elementwise.maximum
+        minimum = elementwise.minimum
+        sum = reduce.sum
+        mean = reduce.mean
+        max = reduce.max
+        min = reduce.min
+        amax = reduce.amax
+        amin = reduce.amin
+        var = reduce.var
+        std = reduce.std
+        logsumexp = reduce.logsumexp
+        argmax = reduce.argmax
+        argmin = reduce.argmin
+        all = reduce.all
+        any = reduce.any
+        reshape = shape_ops.reshape
+        view = shape_ops.view
+        flatten = shape_ops.flatten
+        permute = shape_ops.permute
+        transpose = shape_ops.transpose
+        t = shape_ops.t
+        expand = shape_ops.expand
+        squeeze = shape_ops.squeeze
+        unsqueeze = shape_ops.unsqueeze
+        softmax = nn_ops.softmax
+        log_softmax = nn_ops.log_softmax
+        add_ = inplace.add_
+        sub_ = inplace.sub_
+        mul_ = inplace.mul_
+        div_ = inplace.div_
+        zero_ = inplace.zero_
+        fill_ = inplace.fill_
+        copy_ = inplace.copy_
+        clamp_ = inplace.clamp_
+        T = property(shape_ops.T)
+
+        @property
+        def mT(self) -> Tensor: ...
 
 
 def _identity_backward(g):

@@ -8,7 +8,7 @@ def _yes(flag) -> str:
 
 
 def render(facts: dict) -> str:
-    lines = []
+    lines: list[str] = []
     add = lines.append
     pkg = facts["package"]
     add(f"tinytensor preflight: {pkg['distribution']} {pkg['version']} (Python {pkg['python']}, {pkg['platform']})")

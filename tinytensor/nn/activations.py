@@ -27,7 +27,7 @@ class LeakyReLU(Module):
         super().__init__()
         if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
             raise TypeError(f"LeakyReLU: negative_slope must be a real number, got {type(negative_slope).__name__}")
-        self.negative_slope = negative_slope
+        self.negative_slope: float = negative_slope
 
     def forward(self, x):
         return elementwise.leaky_relu(x, self.negative_slope)

@@ -36,6 +36,13 @@ class LoadResult(NamedTuple):
 class Module:
     """Base class of layers. Assigning a Parameter, a Module, or a list of Modules registers it."""
 
+    # Set by __init__ through object.__setattr__ (bypassing the registering __setattr__ below),
+    # declared here for type checkers: annotations only, no class attributes.
+    _parameters: OrderedDict[str, Tensor | None]  # Parameters, or 1.x-style leaf Tensors that require grad
+    _buffers: OrderedDict[str, Tensor | None]
+    _modules: OrderedDict[str, Module]
+    training: bool
+
     def __init__(self):
         object.__setattr__(self, "_parameters", OrderedDict())
         object.__setattr__(self, "_buffers", OrderedDict())
@@ -91,7 +98,7 @@ class Module:
     def children(self) -> Iterator[Module]:
         yield from self._modules.values()
 
-    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Tensor]]:
         seen = set()
         modules = self.named_modules(prefix) if recurse else [(prefix, self)]
         for mod_name, module in modules:
@@ -101,7 +108,7 @@ class Module:
                 seen.add(id(p))
                 yield (f"{mod_name}.{name}" if mod_name else name), p
 
-    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+    def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 

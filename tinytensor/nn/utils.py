@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: boo
     coef = max_norm / (total + 1e-6)
     # minimum keeps a NaN (NaN gradients stay NaN, as in PyTorch); asarray: numpy makes 0-d results scalars
     coef = xp.asarray(xp.minimum(coef, xp.ones_like(coef)))
-    on_place = {}  # the coefficient per (array type, device, dtype): one transfer per device, not per gradient
+    # the coefficient per (array type, device, dtype): one transfer per device, not per gradient
+    on_place: dict[tuple, Any] = {}
     for g in grads:
         key = (type(g), _place_key(g), g.dtype)
         c = on_place.get(key)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -217,17 +219,21 @@ def _pow_bwd(g, x, y, out, nx=True, ny=True):
     return gx, gy
 
 
-add = _make_binary("add", operator.add, _add_bwd, "x + y")
-sub = _make_binary("sub", operator.sub, _sub_bwd, "x - y")
-mul = _make_binary("mul", operator.mul, _mul_bwd, "x * y")
-div = _make_binary("div", operator.truediv, _div_bwd, "x / y")
-pow = _make_binary("pow", operator.pow, _pow_bwd, "x ** y")  # noqa: A001 - the operator's name
+# The operators made by the factories below: (tensor, other) -> tensor. Declared, since no type
+# checker can infer what exec() defines.
+BinaryOp = Callable[[Tensor, Any], Tensor]
+
+add: BinaryOp = _make_binary("add", operator.add, _add_bwd, "x + y")
+sub: BinaryOp = _make_binary("sub", operator.sub, _sub_bwd, "x - y")
+mul: BinaryOp = _make_binary("mul", operator.mul, _mul_bwd, "x * y")
+div: BinaryOp = _make_binary("div", operator.truediv, _div_bwd, "x / y")
+pow: BinaryOp = _make_binary("pow", operator.pow, _pow_bwd, "x ** y")  # noqa: A001 - the operator's name
 _BINARY = {"add": add, "sub": sub, "mul": mul, "div": div, "pow": pow}
-radd = _make_reflected("add", operator.add, _add_bwd)
-rsub = _make_reflected("sub", operator.sub, _sub_bwd)
-rmul = _make_reflected("mul", operator.mul, _mul_bwd)
-rdiv = _make_reflected("div", operator.truediv, _div_bwd)
-rpow = _make_reflected("pow", operator.pow, _pow_bwd)
+radd: BinaryOp = _make_reflected("add", operator.add, _add_bwd)
+rsub: BinaryOp = _make_reflected("sub", operator.sub, _sub_bwd)
+rmul: BinaryOp = _make_reflected("mul", operator.mul, _mul_bwd)
+rdiv: BinaryOp = _make_reflected("div", operator.truediv, _div_bwd)
+rpow: BinaryOp = _make_reflected("pow", operator.pow, _pow_bwd)
 
 
 @saves_nothing
@@ -266,17 +272,17 @@ def _no_grad_binary(name, fwd):
     return op
 
 
-eq = _no_grad_binary("eq", operator.eq)
-ne = _no_grad_binary("ne", operator.ne)
-lt = _no_grad_binary("lt", operator.lt)
-le = _no_grad_binary("le", operator.le)
-gt = _no_grad_binary("gt", operator.gt)
-ge = _no_grad_binary("ge", operator.ge)
-floordiv = _no_grad_binary("floordiv", operator.floordiv)  # no gradient, as torch.floor_divide
-mod = _no_grad_binary("mod", operator.mod)
-and_ = _no_grad_binary("and", operator.and_)
-or_ = _no_grad_binary("or", operator.or_)
-xor = _no_grad_binary("xor", operator.xor)
+eq: BinaryOp = _no_grad_binary("eq", operator.eq)
+ne: BinaryOp = _no_grad_binary("ne", operator.ne)
+lt: BinaryOp = _no_grad_binary("lt", operator.lt)
+le: BinaryOp = _no_grad_binary("le", operator.le)
+gt: BinaryOp = _no_grad_binary("gt", operator.gt)
+ge: BinaryOp = _no_grad_binary("ge", operator.ge)
+floordiv: BinaryOp = _no_grad_binary("floordiv", operator.floordiv)  # no gradient, as torch.floor_divide
+mod: BinaryOp = _no_grad_binary("mod", operator.mod)
+and_: BinaryOp = _no_grad_binary("and", operator.and_)
+or_: BinaryOp = _no_grad_binary("or", operator.or_)
+xor: BinaryOp = _no_grad_binary("xor", operator.xor)
 
 
 def invert(a: Tensor) -> Tensor:

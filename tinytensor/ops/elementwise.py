@@ -149,7 +149,7 @@ def where(condition, a, b) -> Tensor:
     if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
 
         def backward(g):
-            grads = []
+            grads: list = []  # one gradient array (or None) per tensor operand
             for t, pick in ((a, True), (b, False)):
                 if not isinstance(t, Tensor):
                     continue

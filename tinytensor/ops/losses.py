@@ -55,7 +55,8 @@ def check_label_smoothing(label_smoothing, op):
     """A number in [0, 1]: the weight moved from the target class to the uniform distribution."""
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real):
         raise TypeError(f"{op}: label_smoothing must be a number, got {type(label_smoothing).__name__}")
-    if not 0.0 <= label_smoothing <= 1.0:
+    # numbers.Real declares only < and <= (typeshed follows the ABC): float <= Real is not typed
+    if not 0.0 <= label_smoothing <= 1.0:  # type: ignore[operator]
         raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
 
 

@@ -8,6 +8,7 @@ spelling) or no axis they return the values only; given a tensor they are ``maxi
 from __future__ import annotations
 
 import builtins  # this module defines sum/max/min
+from collections.abc import Callable
 from typing import NamedTuple
 
 import numpy as np
@@ -279,5 +280,5 @@ def _logical(name):
     return reduce_
 
 
-all = _logical("all")  # noqa: A001
-any = _logical("any")  # noqa: A001
+all: Callable[..., Tensor] = _logical("all")  # noqa: A001
+any: Callable[..., Tensor] = _logical("any")  # noqa: A001

@@ -79,8 +79,8 @@ class StepLR(LRScheduler):
             raise ValueError(f"StepLR: invalid step_size {step_size!r}: must be an int > 0")
         if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
             raise ValueError(f"StepLR: invalid gamma {gamma!r}: must be a number")
-        self.step_size = int(step_size)
-        self.gamma = gamma
+        self.step_size: int = int(step_size)
+        self.gamma: float = gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:
@@ -99,8 +99,8 @@ class CosineAnnealingLR(LRScheduler):
             raise ValueError(f"CosineAnnealingLR: invalid T_max {T_max!r}: must be a number > 0")
         if isinstance(eta_min, bool) or not isinstance(eta_min, numbers.Real) or not eta_min >= 0:
             raise ValueError(f"CosineAnnealingLR: invalid eta_min {eta_min!r}: must be a number >= 0")
-        self.T_max = T_max
-        self.eta_min = eta_min
+        self.T_max: int = T_max
+        self.eta_min: float = eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self) -> list:

@@ -255,7 +255,7 @@ class Optimizer:
                 f"{where}: the state dict has {len(saved_groups)} parameter group(s), "
                 f"this optimizer has {len(self.param_groups)}"
             )
-        by_index = {}
+        by_index: dict[object, Tensor] = {}  # a saved parameter index -> this optimizer's parameter
         for i, (saved, group) in enumerate(zip(saved_groups, self.param_groups, strict=True)):
             saved_params = saved.get("params", [])
             if len(saved_params) != len(group["params"]):
@@ -306,7 +306,8 @@ def check_nonnegative(hp: dict, *names) -> str | None:
     """A message for the first of ``names`` whose value is not a real number >= 0, else None."""
     for name in names:
         value = hp[name]
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        # numbers.Real declares only < and <= (typeshed follows the ABC); every real type has >=
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:  # type: ignore[operator]
             return f"invalid {name} {value!r}: must be a number >= 0"
     return None
 

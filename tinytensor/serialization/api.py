@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -73,8 +74,8 @@ def load_module(module, path, strict: bool = True):
 
 
 # ---------------------------------------------------------------------------- reading
-def _read(path: str, map_location) -> tuple[object, bool]:
-    """(object, whether the file is a 1.x pickle)."""
+def _read(path: str, map_location) -> tuple[Any, bool]:
+    """(object, whether the file is a 1.x pickle). The object is whatever the file holds: Any."""
     place = _placer(path, map_location)
     with open(path, "rb") as fh:
         head = fh.read(4)
@@ -94,6 +95,7 @@ def _read(path: str, map_location) -> tuple[object, bool]:
 
 def _placer(path: str, map_location):
     """``place(host_array, saved_device, where)`` for the decoder, following ``map_location``."""
+    mapping: dict | None  # saved device -> target device; None: everything goes to map_location
     if map_location is None:
         mapping = {}
     elif isinstance(map_location, str):

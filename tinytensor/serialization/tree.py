@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from typing import Any
 
 import numpy as np
 
@@ -88,6 +89,7 @@ class Encoder:
         done = self._done.get(id(obj))
         if done is not None:
             return done
+        node: dict[str, Any]  # the file's record of the array: its kind, then name, dtype, shape, ...
         if isinstance(obj, Tensor):
             data = obj.data
             node = {"type": "parameter" if _is_parameter(obj) else "tensor"}

@@ -50,10 +50,10 @@ class EarlyStopping:
         self.min_delta = _check_min_delta(min_delta)
         self.restore_best_weights = bool(restore_best_weights)
         self.counter = 0
-        self.best_loss = None
-        self.best_epoch = None  # 0-based count of calls at the best loss
+        self.best_loss: float | None = None
+        self.best_epoch: int | None = None  # 0-based count of calls at the best loss
         self.early_stop = False
-        self.best_state_dict = None
+        self.best_state_dict: OrderedDict | None = None
         self._epochs = 0
 
     def __call__(self, val_loss) -> bool:
