@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import traceback
 from pathlib import Path
 
 from setuptools.command.build_ext import build_ext
@@ -64,11 +65,14 @@ class CudaBuildExt(build_ext):
                 + (f" + PTX {', '.join(map(str, ptx))}" if ptx else "")
             )
             report = extension.build(kit, sass, ptx, SOURCES, Path(self.build_temp), output, chosen.dist_name)
-        except (toolkit.ToolkitError, archs.ArchError, extension.CompileError) as exc:
-            cause = getattr(exc, "cause", str(exc))
-            fix = getattr(exc, "fix", "")
-            if getattr(exc, "output", None):
-                _say(f"compiler output:\n{exc.output}")
+        except Exception as exc:  # any failure: the forgiving build must still install, CPU-only
+            # Expected failures (ToolkitError, ArchError, BuildError, ...) carry a fix; others show a traceback.
+            expected = hasattr(exc, "fix")
+            cause = getattr(exc, "cause", str(exc)) if expected else f"unexpected {type(exc).__name__}: {exc}"
+            fix = exc.fix if expected else "see the traceback above"
+            details = getattr(exc, "output", "") if expected else traceback.format_exc()
+            if details:
+                _say(f"{'compiler output' if expected else 'traceback'}:\n{details}")
             if chosen.strict:
                 raise SystemExit(
                     f"{PREFIX}: ERROR: cannot build the CUDA extension of {chosen.dist_name}: {cause}\n"

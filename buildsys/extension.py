@@ -3,8 +3,9 @@
 TINYTENSOR_LINKER=zig compiles the binding and links with zig's clang against glibc 2.28
 (TINYTENSOR_ZIG_TARGET), so a wheel built on a newer distribution still reaches manylinux_2_28;
 zig is $TINYTENSOR_ZIG (a command line, e.g. "python -m ziglang"), else `zig` on PATH. The
-default is $CXX or c++. TINYTENSOR_RPATH=0 leaves the toolkit's library folders out of the
-RPATH (release builds: auditwheel bundles the libraries and sets an $ORIGIN-relative RPATH).
+default is $CXX (else Python's own C++ compiler, else c++); nvcc's host compiler is $CUDAHOSTCXX,
+else nvcc's own default, gcc on PATH. TINYTENSOR_RPATH=0 leaves the toolkit's library folders out
+of the RPATH (release builds: auditwheel bundles the libraries and sets an $ORIGIN-relative RPATH).
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import subprocess
+import sys
 import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import commands
 from .archs import gencode_flags
 from .toolkit import Toolkit
 
@@ -25,16 +27,25 @@ NVCC_FLAGS = ["-O3", "-std=c++17", "-Xcompiler=-fPIC,-fvisibility=hidden,-fno-ex
 CXX_FLAGS = ["-O2", "-std=c++17", "-fPIC", "-fvisibility=hidden"]
 
 
-class CompileError(Exception):
-    """A failed compiler or linker run: ``cause`` is one line (the first error), ``output`` the tail."""
+class BuildError(Exception):
+    """Why the extension cannot be built: ``cause`` (one line), ``fix``, and any ``output`` to show."""
 
-    def __init__(self, step: str, command: list[str], output: str):
+    def __init__(self, cause: str, fix: str, output: str = ""):
+        super().__init__(cause)
+        self.cause, self.fix, self.output = cause, fix, output
+
+
+class CompileError(BuildError):
+    """A failed compiler or linker run: the cause is its first error line, the output its tail."""
+
+    def __init__(self, step: str, command: list[str], output: str, fix: str = ""):
         lines = output.strip().splitlines()
         first_error = next((ln.strip() for ln in lines if "error" in ln.lower()), lines[-1].strip() if lines else "")
-        self.output = f"$ {shlex.join(command)}\n" + "\n".join(lines[-25:])
-        self.cause = f"{step} failed: {first_error}"
-        self.fix = "see the compiler output above; point CUDA_HOME at another toolkit, or set CXX / CUDAHOSTCXX"
-        super().__init__(self.cause)
+        super().__init__(
+            f"{step} failed: {first_error}",
+            fix or "see the compiler output above; point CUDA_HOME at another toolkit, or set CXX / CUDAHOSTCXX",
+            f"$ {shlex.join(map(str, command))}\n" + "\n".join(lines[-25:]),
+        )
 
 
 @dataclass
@@ -48,10 +59,17 @@ class BuildReport:
     linker: str
 
 
-def _run(step: str, command: list[str], env=None) -> None:
-    proc = subprocess.run(command, capture_output=True, text=True, env=env)
+def _run(step: str, command: list[str], env=None) -> str:
+    try:
+        proc = commands.run(command, env)
+    except commands.CommandTimeout as exc:
+        fix = f"raise {commands.TIMEOUT_VAR}, or point CUDA_HOME at another toolkit"
+        raise CompileError(step, command, str(exc), fix) from None
+    except OSError as exc:
+        raise CompileError(step, command, f"{command[0]} cannot run: {exc.strerror or exc}") from None
     if proc.returncode != 0:
         raise CompileError(step, command, proc.stdout + proc.stderr)
+    return proc.stdout
 
 
 def _cxx(env) -> tuple[list[str], str]:
@@ -68,9 +86,32 @@ def _cxx(env) -> tuple[list[str], str]:
         )
     cxx = env.get("CXX") or sysconfig.get_config_var("CXX") or "c++"
     command = shlex.split(cxx)
-    if not shutil.which(command[0]):
-        raise CompileError("finding a C++ compiler", command, f"{command[0]} is not on PATH: install g++ or set CXX")
     return command, command[0]
+
+
+def _check_compilers(env, cxx: list[str], host_cxx: str) -> None:
+    """Both compilers must exist before anything runs, so that a missing one is named as such."""
+    path = env.get("PATH", os.defpath)
+    missing = [f"{cxx[0]} (the binding's C++ compiler: $CXX)"] if not shutil.which(cxx[0], path=path) else []
+    if not shutil.which(host_cxx, path=path):
+        missing.append(f"{host_cxx} (nvcc's host compiler: $CUDAHOSTCXX)")
+    if missing:
+        raise BuildError(
+            f"no C/C++ compiler: {' and '.join(missing)} not found",
+            "install g++ (Debian: build-essential), or set CXX and CUDAHOSTCXX to a compiler",
+        )
+
+
+def _require_pybind11():
+    """pybind11 is a build requirement: build isolation installs it, --no-build-isolation needs it present."""
+    try:
+        import pybind11
+    except ImportError as exc:
+        raise BuildError(
+            f"pybind11 is not importable by the building Python ({sys.executable}): {exc}",
+            "pip install pybind11 into the build environment, or build without --no-build-isolation",
+        ) from None
+    return pybind11
 
 
 def _c_string(value: str) -> str:
@@ -78,7 +119,7 @@ def _c_string(value: str) -> str:
 
 
 def write_build_info(path: Path, toolkit: Toolkit, sass, ptx, nvcc_flags, host_cxx: str, binding: str, variant: str):
-    host = subprocess.run([host_cxx, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+    host = _run("asking the host compiler its version", [host_cxx, "--version"]).splitlines()[:1]
     values = {
         "TT_CUDA_VERSION": _c_string(toolkit.release),
         "TT_CUDART_VERSION": str(toolkit.cudart_version),
@@ -100,15 +141,25 @@ def write_build_info(path: Path, toolkit: Toolkit, sass, ptx, nvcc_flags, host_c
 def build(
     toolkit: Toolkit, sass, ptx, source_dir: Path, temp: Path, output: Path, variant: str, env=None
 ) -> BuildReport:
-    """Compile cuda_gpu.cu and cuda_binding.cpp and link ``output``; raises CompileError."""
-    import pybind11
-
+    """Compile cuda_gpu.cu and cuda_binding.cpp and link ``output``; raises BuildError."""
+    pybind11 = _require_pybind11()
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
-    temp.mkdir(parents=True, exist_ok=True)
-    output.parent.mkdir(parents=True, exist_ok=True)
     cxx, cxx_name = _cxx(env)
-    host_cxx = env.get("CUDAHOSTCXX", "g++")  # nvcc's host compiler for the .cu file
+    host_cxx = env.get("CUDAHOSTCXX", "gcc")  # nvcc's host compiler for the .cu file (gcc: nvcc's default)
+    _check_compilers(env, cxx, host_cxx)
+    # Export only the module's init function; everything else stays inside the extension. Writing
+    # this first names an unwritable build folder as such, not through a compiler's failure.
+    script = temp / "exports.map"
+    try:
+        temp.mkdir(parents=True, exist_ok=True)
+        script.write_text("{ global: PyInit_cuda_ops; local: *; };\n")
+    except OSError as exc:
+        raise BuildError(
+            f"cannot write to the build folder {temp.absolute()}: {exc.strerror or exc}",
+            "make it writable, or remove it",
+        ) from None
+    output.parent.mkdir(parents=True, exist_ok=True)
     # --threads: compile the architectures in parallel (TINYTENSOR_NVCC_THREADS, 0 = one per core)
     threads = ["--threads", env.get("TINYTENSOR_NVCC_THREADS", "0")]
     nvcc_flags = (
@@ -132,9 +183,6 @@ def build(
         cxx + CXX_FLAGS + py_includes + includes + ["-c", str(source_dir / "cuda_binding.cpp"), "-o", str(binding)],
     )
 
-    # Export only the module's init function; everything else stays inside the extension.
-    script = temp / "exports.map"
-    script.write_text("{ global: PyInit_cuda_ops; local: *; };\n")
     link = cxx + [
         "-shared",
         "-o",

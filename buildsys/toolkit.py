@@ -9,16 +9,19 @@ list of environment-variable names, absolute paths, and the word "pip"):
 nvidia/cublas, nvidia/cuda_nvcc, and CUDA 13's nvidia/cu13). Each component is taken from the first
 place that has it *in the required CUDA major*; a component of another major is refused and the
 refusal is reported, never silently used (this machine's own nvcc is CUDA 13, for example).
+A variable of the search that names a folder that does not exist (a mistyped CUDA_HOME) is an
+error naming it, never a reason to go on to the next place.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import commands
 
 DEFAULT_SEARCH = "CUDA_HOME,CUDA_PATH,/usr/local/cuda,CONDA_PREFIX,pip"
 _TARGET = "targets/x86_64-linux" if os.uname().machine == "x86_64" else "targets/sbsa-linux"
@@ -97,6 +100,11 @@ def search_places(env=None) -> tuple[list[Place], list[str]]:
                 notes.append(f"{entry} (does not exist)")
         else:
             value = env.get(entry)
+            if value and not Path(value).is_dir():
+                raise ToolkitError(
+                    f"${entry}={value} does not exist",
+                    f"set {entry} to the folder of a CUDA toolkit (the one holding bin/nvcc), or unset it",
+                )
             if value:
                 places.append(_root_place(f"${entry}={value}", Path(value)))
             else:
@@ -107,8 +115,8 @@ def search_places(env=None) -> tuple[list[Place], list[str]]:
 def nvcc_release(nvcc: Path) -> str:
     """ "12.4" from `nvcc --version`, or raise OSError saying why it cannot be read."""
     try:
-        out = subprocess.run([str(nvcc), "--version"], capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        out = commands.run([nvcc, "--version"])
+    except OSError as exc:
         raise OSError(f"{nvcc} does not run: {exc}") from exc
     match = re.search(r"release (\d+)\.(\d+)", out.stdout)
     if out.returncode != 0 or not match:
@@ -117,7 +125,10 @@ def nvcc_release(nvcc: Path) -> str:
 
 
 def nvcc_supported_archs(nvcc: Path) -> list[int]:
-    out = subprocess.run([str(nvcc), "--list-gpu-code"], capture_output=True, text=True, timeout=120)
+    try:
+        out = commands.run([nvcc, "--list-gpu-code"])
+    except OSError as exc:
+        raise ToolkitError(f"{nvcc} --list-gpu-code: {exc}", "point CUDA_HOME at a working toolkit") from None
     return sorted({int(m) for m in re.findall(r"sm_(\d+)", out.stdout)})
 
 

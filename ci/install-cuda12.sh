@@ -11,7 +11,9 @@
 #
 # Usage: ci/install-cuda12.sh [PREFIX]   (default: ~/.cache/pytinytensor/cuda-<version>)
 # The Debian path needs apt-get and dpkg (no root: APT state is private); RHEL needs root.
-# Idempotent: a complete PREFIX is reused.
+# Idempotent: a complete PREFIX is reused. An incomplete one is deleted and made again only if this
+# script made it (its marker file, .pytinytensor-cuda12, is there) or it is empty; any other
+# existing PREFIX is refused, since it may hold someone else's files.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=ci/cuda12-versions.env
@@ -19,6 +21,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
 prefix=${1:-$cache/cuda-$CUDA_VERSION}
 log() { echo "install-cuda12: $*" >&2; }
+marker=.pytinytensor-cuda12  # written into PREFIX when this script creates it
 
 check_nvcc() {  # the assembled nvcc must say release $CUDA_VERSION
   "$1/bin/nvcc" --version 2>/dev/null | grep -q "release $CUDA_VERSION,"
@@ -55,9 +58,15 @@ if [ "$family" = rhel ]; then
 fi
 
 # ---------------------------------------------------------------- Debian
+if [ -e "$prefix" ] && [ ! -f "$prefix/$marker" ] && [ -n "$(ls -A "$prefix" 2>&1)" ]; then
+  log "refusing to replace $prefix: it exists, is not empty and was not made by this script (no $marker in it)."
+  log "Remove it yourself, or give another PREFIX."
+  exit 1
+fi
 work=$cache/cuda-$CUDA_VERSION-parts
 rm -rf "$prefix" "$work/root" "$work/pypi"
 mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial" "$work/debs" "$prefix"
+echo "made by ci/install-cuda12.sh, which may delete and remake this folder" >"$prefix/$marker"
 
 mirror=$("$here/debian-mirror.sh")
 echo "deb $mirror trixie non-free" >"$work/apt/sources.list"

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
+import time
 import zipfile
 from pathlib import Path
 
@@ -29,15 +32,18 @@ def _env(**extra) -> dict:
     return env
 
 
-def build_wheel(sdist: Path, work: Path, env: dict) -> tuple[int, str, Path | None]:
+def build_wheel(sdist: Path, work: Path, env: dict, uv_args=(), prepare=None) -> tuple[int, str, Path | None]:
     """(exit status, build output, wheel or None). The sdist is unpacked and built as a directory,
-    which is how a named variant is built from it (pip refuses a renamed sdist file)."""
+    which is how a named variant is built from it (pip refuses a renamed sdist file). ``uv_args``
+    go to `uv build`; ``prepare(project)`` may change the unpacked tree first."""
     src = work / "src"
     with tarfile.open(sdist) as tar:
         tar.extractall(src, filter="data")
     project = next(src.iterdir())
+    if prepare:
+        prepare(project)
     out = work / "dist"
-    proc = subprocess.run(["uv", "build", "--wheel", "-o", str(out), str(project)], capture_output=True,
+    proc = subprocess.run(["uv", "build", "--wheel", *uv_args, "-o", str(out), str(project)], capture_output=True,
                           text=True, env=env, timeout=1200)
     wheels = list(out.glob("*.whl")) if out.exists() else []
     return proc.returncode, proc.stdout + proc.stderr, (wheels[0] if wheels else None)
@@ -61,9 +67,10 @@ def install_and_describe(wheel: Path, work: Path) -> dict:
     return json.loads(out.stdout)
 
 
-def forgiving(sdist, work, env, cause_words):
-    """The pytinytensor build: succeeds CPU-only, warns once naming the cause, and records it."""
-    status, log, wheel = build_wheel(sdist, work, env)
+def forgiving(sdist, work, env, cause_words, **build):
+    """The pytinytensor build: succeeds CPU-only, warns once naming the cause, and records it.
+    Returns the warning's line."""
+    status, log, wheel = build_wheel(sdist, work, env, **build)
     assert status == 0, log
     assert log.count(WARNING) == 1, log
     warning = log[log.index(WARNING):].splitlines()[0]
@@ -74,17 +81,29 @@ def forgiving(sdist, work, env, cause_words):
     for word in cause_words:
         assert word in described["config"]["reason"]
         assert word in described["reason"]  # tinytensor.cuda_unavailable_reason() passes it on
-    return described
+    return warning
 
 
-def strict_fails(sdist, work, env, cause_words):
-    """The pytinytensor-cu12 build: fails, naming the cause and the fix; produces no wheel."""
-    status, log, wheel = build_wheel(sdist, work, dict(env, TINYTENSOR_CUDA_VARIANT="cu12"))
+def strict_fails(sdist, work, env, cause_words, **build):
+    """The pytinytensor-cu12 build: fails, naming the cause and the fix; produces no wheel.
+    Returns the error's line."""
+    status, log, wheel = build_wheel(sdist, work, dict(env, TINYTENSOR_CUDA_VARIANT="cu12"), **build)
     assert status != 0 and wheel is None, log
-    assert "ERROR: cannot build the CUDA extension of pytinytensor-cu12" in log, log
+    error = "ERROR: cannot build the CUDA extension of pytinytensor-cu12"
+    assert error in log, log
     assert "fix:" in log and "TINYTENSOR_BUILD_EXTENSION=0" in log, log
     for word in cause_words:
         assert word in log, log
+    return log[log.index(error):].splitlines()[0]
+
+
+def expect_fault(variant, sdist, work, env, cause_words, **build) -> str:
+    """The variant's answer to a fault: pytinytensor falls back, pytinytensor-cu12 fails; its line."""
+    check = forgiving if variant == "pytinytensor" else strict_fails
+    return check(sdist, work, env, cause_words, **build)
+
+
+VARIANTS = ["pytinytensor", "pytinytensor-cu12"]
 
 
 FAULTS = {
@@ -97,15 +116,105 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("fault", list(FAULTS))
-@pytest.mark.parametrize("variant", ["pytinytensor", "pytinytensor-cu12"])
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_toolchain_fault(fault, variant, sdist, cuda12, tmp_path):
     removed, words = FAULTS[fault]
     toolkit = broken_copy(cuda12, tmp_path / "cuda", removed)
     env = _env(CUDA_HOME=str(toolkit), TINYTENSOR_CUDA_SEARCH="CUDA_HOME")
-    if variant == "pytinytensor":
-        forgiving(sdist, tmp_path, env, words)
+    expect_fault(variant, sdist, tmp_path, env, words)
+
+
+def _with_cuda12(cuda12, **extra) -> dict:
+    """The environment of a build whose CUDA 12 toolkit is complete, so that the fault is elsewhere."""
+    return _env(CUDA_HOME=str(cuda12), TINYTENSOR_CUDA_SEARCH="CUDA_HOME", **extra)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_no_compiler_on_path(variant, sdist, cuda12, tmp_path):
+    """A machine without gcc/g++: PATH holds only Python (the nox environment's) and uv."""
+    path = os.pathsep.join([str(Path(sys.executable).parent), str(Path(shutil.which("uv")).parent)])
+    assert not any(shutil.which(cc, path=path) for cc in ("gcc", "g++", "c++", "cc"))
+    words = ["no C/C++ compiler", "(the binding's C++ compiler: $CXX)", "gcc (nvcc's host compiler: $CUDAHOSTCXX)"]
+    expect_fault(variant, sdist, tmp_path, _with_cuda12(cuda12, PATH=path), words)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiler_variables_naming_nothing(variant, sdist, cuda12, tmp_path):
+    cxx, host = tmp_path / "no-such-c++", tmp_path / "no-such-gcc"
+    env = _with_cuda12(cuda12, CXX=str(cxx), CUDAHOSTCXX=str(host))
+    words = [f"{cxx} (the binding's C++ compiler: $CXX) and {host} (nvcc's host compiler: $CUDAHOSTCXX)"]
+    expect_fault(variant, sdist, tmp_path, env, words)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_missing_pybind11(variant, sdist, cuda12, tmp_path):
+    """pybind11 comes from pyproject's build requirements; without build isolation it can be absent."""
+    venv = tmp_path / "build-env"  # setuptools, and no pybind11
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+    subprocess.run(
+        ["uv", "pip", "install", "-q", "--python", str(venv / "bin" / "python"), "setuptools>=70"], check=True
+    )
+    uv_args = ["--no-build-isolation", "--python", str(venv / "bin" / "python")]
+    words = ["pybind11 is not importable by the building Python", "No module named 'pybind11'"]
+    expect_fault(variant, sdist, tmp_path, _with_cuda12(cuda12), words, uv_args=uv_args)
+
+
+HANGS = {
+    # name: what the fake nvcc does before it hangs (its version queries answered by the real one, or not)
+    "nvcc hangs": "",
+    "nvcc hangs compiling": 'case "$1" in --version|--list-gpu-code) exec "{real}" "$@";; esac\n',
+}
+HANG_WORDS = {"nvcc hangs": ["bin/nvcc does not run"], "nvcc hangs compiling": ["nvcc failed"]}
+
+
+@pytest.mark.parametrize("hang", list(HANGS))
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hanging_nvcc_is_stopped(hang, variant, sdist, cuda12, tmp_path):
+    """A copy of the toolkit whose nvcc starts a one-hour sleep and waits for it: the build stops
+    it after TINYTENSOR_BUILD_TIMEOUT seconds, with everything it started, and names the cause."""
+    toolkit = broken_copy(cuda12, tmp_path / "cuda", ["bin/nvcc"])
+    pids = tmp_path / "hung.pids"
+    script = HANGS[hang].format(real=cuda12 / "bin" / "nvcc") + f'sleep 3600 &\necho $! >>"{pids}"\nwait\n'
+    (toolkit / "bin" / "nvcc").write_text("#!/bin/sh\n" + script)
+    (toolkit / "bin" / "nvcc").chmod(0o755)
+    env = _env(CUDA_HOME=str(toolkit), TINYTENSOR_CUDA_SEARCH="CUDA_HOME", TINYTENSOR_BUILD_TIMEOUT="5")
+    words = HANG_WORDS[hang] + ["did not finish within 5 s (TINYTENSOR_BUILD_TIMEOUT)"]
+    started = time.monotonic()
+    expect_fault(variant, sdist, tmp_path, env, words)
+    assert time.monotonic() - started < 90  # the sleep would take an hour
+    assert pids.read_text().split()
+    for pid in pids.read_text().split():  # the sleep nvcc started is gone (or a zombie awaiting init)
+        stat = Path(f"/proc/{pid}/stat")
+        assert not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] == "Z", pid
+
+
+BUILD_TEMP = f"build/temp.{sysconfig.get_platform()}-{sys.implementation.cache_tag}"  # setuptools' build_temp
+
+
+def _block_build_temp(project: Path) -> None:
+    """build_temp made unwritable: read-only where permissions bind; for root, whom they do not
+    bind, a file stands where the folder must be."""
+    temp = project / BUILD_TEMP
+    temp.parent.mkdir()
+    if os.geteuid() == 0:
+        temp.write_text("")
     else:
-        strict_fails(sdist, tmp_path, env, words)
+        temp.mkdir(mode=0o555)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_unwritable_build_folder(variant, sdist, cuda12, tmp_path):
+    words = [f"cannot write to the build folder {tmp_path}/src/", BUILD_TEMP]
+    expect_fault(variant, sdist, tmp_path, _with_cuda12(cuda12), words, prepare=_block_build_temp)
+
+
+@pytest.mark.parametrize("var", ["CUDA_HOME", "CUDA_PATH"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_missing_cuda_home_is_named_never_passed_over(var, variant, sdist, tmp_path):
+    """The default search: a folder that does not exist must not hand over to /usr/local/cuda."""
+    missing = tmp_path / "no-such-cuda"
+    line = expect_fault(variant, sdist, tmp_path, _env(**{var: str(missing)}), [f"${var}={missing} does not exist"])
+    assert "/usr/local/cuda" not in line and "looked in" not in line, line
 
 
 def test_cuda13_refused_by_the_cu12_build(sdist, cuda13_parts, tmp_path):
