@@ -199,7 +199,8 @@ def bench(session):
 def release(session):
     """The release rehearsal (the README's main job): sdist + pytinytensor-cu12 wheel through the
     cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
-    session.install(*nox.project.dependency_groups(PYPROJECT, "release"))
+    # the `release` group from its hash lock (ci/locks/update.sh keeps it current; the rehearsal checks)
+    session.install("--require-hashes", "-r", "ci/locks/release.txt")
     args = list(session.posargs)
     session.run("python", "ci/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
 

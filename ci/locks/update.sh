@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Regenerates the hash locks of what runs while a released wheel is built, from pyproject.toml:
+#   release.txt     the `release` dependency group (the release tools: nox `release` session, release.yml)
+#   build.txt       [build-system].requires (the build backend: cibuildwheel's before-build, the rehearsal's uv build)
+#   wheel-test.txt  the `wheel-test` dependency group (cibuildwheel's before-test, the rehearsal's test installs)
+#   gpu-smoke.txt   the `test` group plus the cu12 wheel's dependencies (gpu-smoke.in): release.yml's GPU job
+# One universal lock each (markers where Pythons differ): build.txt and wheel-test.txt for every
+# Python the release builds ([tool.cibuildwheel] build: cp310..cp313, so >= 3.10); release.txt for
+# the Pythons the tools run on (>= 3.11: cibuildwheel 4 needs it; nox's release session is 3.11,
+# release.yml's jobs 3.12).
+#
+#   ci/locks/update.sh           rewrite the locks (pins move to the newest allowed versions)
+#   ci/locks/update.sh --check   recompile into a temporary folder, keeping the current pins, and
+#                                fail if any lock would change (tests/release/test_locks.py)
+# Needs uv (pyproject's `nox` group; ci/nox.sh puts it on PATH).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+locks=ci/locks
+out=$locks
+if [ "${1:-}" = "--check" ]; then
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+  for name in release build wheel-test gpu-smoke; do cp "$locks/$name.txt" "$out/$name.txt"; done
+fi
+uv=${UV:-uv}
+compile() {  # compile NAME LOWEST-PYTHON INPUT-ARGS...
+  local name=$1 python=$2
+  shift 2
+  "$uv" pip compile --quiet --universal --python-version "$python" --generate-hashes --no-emit-index-url \
+    --custom-compile-command "ci/locks/update.sh" -o "$out/$name.txt" "$@"
+}
+compile release 3.11 --group pyproject.toml:release
+compile wheel-test 3.10 --group pyproject.toml:wheel-test
+compile gpu-smoke 3.10 --group pyproject.toml:test "$locks/gpu-smoke.in"
+requires=$(mktemp)
+python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))' >"$requires"
+compile build 3.10 "$requires"
+sed -i "s|$requires|pyproject.toml [build-system].requires|g" "$out/build.txt"
+rm -f "$requires"
+if [ "$out" != "$locks" ]; then
+  for name in release build wheel-test gpu-smoke; do
+    if ! diff -u "$locks/$name.txt" "$out/$name.txt"; then
+      echo "ci/locks/$name.txt is not current against pyproject.toml: run ci/locks/update.sh" >&2
+      exit 1
+    fi
+  done
+  echo "ci/locks: release.txt, build.txt, wheel-test.txt and gpu-smoke.txt are current against pyproject.toml"
+fi
