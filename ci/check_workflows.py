@@ -1,6 +1,9 @@
-"""Offline checks of the CI configuration: zizmor on the workflows, the workflows and dependabot.yml
-against their schemas, the pre-commit configuration, [tool.cibuildwheel] against cibuildwheel's own schema, and the build identifiers
-cibuildwheel would build against the intended list. Run by `nox -s workflows`."""
+"""Offline checks of the CI configuration: zizmor (pedantic persona) on the workflows, the local
+actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
+configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
+cibuildwheel would build against the release's table (ci/release_manifest.py), and release.yml's
+matrices and the GPU smoke lock's inputs against that table and the cu12 variant. Run by
+`nox -s workflows`."""
 
 from __future__ import annotations
 
@@ -13,9 +16,11 @@ from pathlib import Path
 import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT), str(ROOT / "ci")]
+import release_manifest  # noqa: E402
+
 INTENDED = {
-    "x86_64": [f"cp3{m}-manylinux_x86_64" for m in (10, 11, 12, 13)],
-    "aarch64": [f"cp3{m}-manylinux_aarch64" for m in (10, 11, 12, 13)],
+    arch: [f"{tag}-manylinux_{arch}" for tag in release_manifest.PYTHON_TAGS] for arch in release_manifest.ARCHS
 }
 
 
@@ -28,9 +33,39 @@ def run(*command: str) -> str:
     return proc.stdout
 
 
+def check_release_tables() -> None:
+    """release.yml's matrices and the GPU smoke lock's inputs agree with the release's one table."""
+    import yaml
+
+    from buildsys.variant import from_env
+
+    jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())["jobs"]
+    archs = [entry["arch"] for entry in jobs["wheels"]["strategy"]["matrix"]["include"]]
+    if sorted(archs) != sorted(release_manifest.ARCHS):
+        raise SystemExit(
+            f"release.yml builds wheels for {archs}; ci/release_manifest.py ARCHS is {release_manifest.ARCHS}"
+        )
+    tags = release_manifest.PYTHON_TAGS
+    ends = [f"{tags[0][2]}.{tags[0][3:]}", f"{tags[-1][2]}.{tags[-1][3:]}"]
+    smoke = jobs["gpu-smoke"]["strategy"]["matrix"]["python"]
+    if smoke != ends:
+        raise SystemExit(
+            f"release.yml's GPU smoke test runs Python {smoke}, not the lowest and highest supported {ends}"
+        )
+    lines = (ROOT / "ci" / "locks" / "gpu-smoke.in").read_text().splitlines()
+    inputs = sorted(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+    cu12 = sorted(from_env({"TINYTENSOR_CUDA_VARIANT": "cu12"}).install_requires())
+    if inputs != cu12:
+        raise SystemExit(
+            f"ci/locks/gpu-smoke.in lists {inputs}, the cu12 wheel depends on {cu12}: update it and the lock"
+        )
+
+
 def main() -> int:
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
-    run("zizmor", "--offline", "--no-progress", ".github/workflows")
+    # .github: the workflows, the local actions (.github/actions) and dependabot.yml. What the
+    # pedantic persona reports that needs the network is ignored inline, each listed in the README.
+    run("zizmor", "--offline", "--no-progress", "--persona", "pedantic", "--strict-collection", ".github")
     run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
     run("check-jsonschema", "--builtin-schema", "vendor.dependabot", ".github/dependabot.yml")
     run("pre-commit", "validate-config", ".pre-commit-config.yaml")
@@ -47,6 +82,7 @@ def main() -> int:
         got = run("cibuildwheel", "--print-build-identifiers", "--platform", "linux", "--archs", arch).split()
         if got != intended:
             raise SystemExit(f"cibuildwheel would build {got} for {arch}, intended {intended}")
+    check_release_tables()
     print("workflow checks: zizmor clean, schemas valid, build identifiers as intended")
     return 0
 

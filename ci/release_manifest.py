@@ -1,0 +1,214 @@
+"""The release's files in one place: which files each building job of release.yml must produce,
+the sha256 manifest each of those jobs records (a job output and a fixed-name artifact), and the
+check every job that installs or publishes them runs first.
+
+    release_manifest.py expected --tag v0.1.0                  # every file a release publishes
+    release_manifest.py record --tag v0.1.0 --job sdist FILE...
+        # checks FILE... is exactly that job's expected set, writes manifest-sdist.json and sets the
+        # step output manifest_sdist (the compact JSON) in $GITHUB_OUTPUT
+    release_manifest.py verify --tag v0.1.0 --dir dist [--job JOB]... [--manifests DIR] [--sums FILE]
+        # the manifests come from environment variables MANIFEST_<JOB> (the building jobs' outputs;
+        # e.g. MANIFEST_WHEELS_X86_64); with --manifests, each fixed-name manifest artifact must
+        # equal its job output. Refuses unless --dir holds exactly the expected files of the jobs
+        # (all jobs unless --job is given), each with the sha256 its building job recorded.
+
+Job outputs are the anchor: a job's outputs are set only by that job, while the run's artifacts can
+be replaced by any job holding the run's artifact token (the self-hosted GPU runner among them).
+A matrix job's outputs are combined across its entries, so each entry sets its own name
+(manifest_wheels_x86_64, manifest_wheels_aarch64).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+# What a release publishes. ci/check_workflows.py holds the rest to this table: cibuildwheel must
+# build exactly PYTHON_TAGS x ARCHS, release.yml's `wheels` matrix must list ARCHS, and its GPU smoke
+# test must run the lowest and the highest of PYTHON_TAGS. (Standard library only, Python >= 3.10:
+# the GPU runner runs it with the oldest supported Python.)
+WHEEL_DIST = "pytinytensor-cu12"
+WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/repair-wheel.sh's --plat, held by ci/check_wheel.py
+ARCHS = ("x86_64", "aarch64")
+PYTHON_TAGS = ("cp310", "cp311", "cp312", "cp313")
+# Source distributions: the plain pytinytensor only. A pytinytensor-cu12 sdist is not built: an
+# sdist does not record its variant (TINYTENSOR_CUDA_VARIANT is read at build time), so building it
+# without the variable would produce a distribution of another name. Add it here once it does.
+SDISTS = ("pytinytensor",)
+# The library's own wheel (pytinytensor, CPU): the release has none yet (the plain package ships as
+# its sdist). Add its job and file here when it does; every check below reads this table.
+LIBRARY_WHEELS: tuple[str, ...] = ()
+
+
+def version_of(tag: str) -> str:
+    if not re.fullmatch(r"v\d+(\.\d+)*([abc]|rc|\.post|\.dev)?\d*", tag):
+        raise SystemExit(f"release tag {tag!r} is not v<version>")
+    return tag[1:]
+
+
+def normalized(dist: str) -> str:
+    return re.sub(r"[-_.]+", "_", dist).lower()
+
+
+def expected_by_job(version: str) -> dict[str, list[str]]:
+    """The one table: building job -> the files it must produce."""
+    jobs = {"sdist": [f"{normalized(d)}-{version}.tar.gz" for d in SDISTS]}
+    for arch in ARCHS:
+        plat = WHEEL_PLATFORM.format(arch=arch)
+        jobs[f"wheels-{arch}"] = [f"{normalized(WHEEL_DIST)}-{version}-{t}-{t}-{plat}.whl" for t in PYTHON_TAGS]
+    if LIBRARY_WHEELS:
+        jobs["library"] = [f"{normalized(d)}-{version}-py3-none-any.whl" for d in LIBRARY_WHEELS]
+    return jobs
+
+
+def output_name(job: str) -> str:
+    return "manifest_" + job.replace("-", "_")
+
+
+def env_name(job: str) -> str:
+    return output_name(job).upper()
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def fail(message: str) -> None:
+    print(f"::error::{message}", flush=True)
+    raise SystemExit(f"release_manifest: {message}")
+
+
+def parse_manifest(text: str, origin: str, job: str) -> dict[str, str]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        fail(f"{origin}: not JSON ({err})")
+    if not isinstance(data, dict) or data.get("job") != job or not isinstance(data.get("files"), dict):
+        fail(f"{origin}: not the manifest of job {job!r}")
+    files = data["files"]
+    for name, digest in files.items():
+        if not isinstance(digest, str) or not re.fullmatch(r"[0-9a-f]{64}", digest):
+            fail(f"{origin}: {name}: {digest!r} is not a sha256")
+    return files
+
+
+def cmd_expected(args) -> int:
+    for job, names in expected_by_job(version_of(args.tag)).items():
+        for name in names:
+            print(f"{job}\t{name}")
+    return 0
+
+
+def cmd_record(args) -> int:
+    expected = expected_by_job(version_of(args.tag))
+    if args.job not in expected:
+        fail(f"unknown job {args.job!r}; jobs: {sorted(expected)}")
+    files = [Path(f) for f in args.files]
+    names = sorted(f.name for f in files)
+    if names != sorted(expected[args.job]):
+        fail(f"job {args.job} built {names}, expected exactly {sorted(expected[args.job])}")
+    manifest = {"job": args.job, "files": {f.name: sha256(f) for f in sorted(files, key=lambda f: f.name)}}
+    text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
+    out = Path(args.out_dir) / f"manifest-{args.job}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text + "\n")
+    for name, digest in manifest["files"].items():
+        print(f"{digest}  {name}")
+    if os.environ.get("GITHUB_OUTPUT"):
+        with open(os.environ["GITHUB_OUTPUT"], "a") as fh:
+            fh.write(f"{output_name(args.job)}={text}\n")
+    return 0
+
+
+def cmd_verify(args) -> int:
+    expected = expected_by_job(version_of(args.tag))
+    jobs = args.job or sorted(expected)
+    for job in jobs:
+        if job not in expected:
+            fail(f"unknown job {job!r}; jobs: {sorted(expected)}")
+    recorded: dict[str, str] = {}
+    for job in jobs:
+        text = os.environ.get(env_name(job), "")
+        if not text:
+            fail(f"{env_name(job)} is empty: job {job} recorded no manifest (needs.<job>.outputs.{output_name(job)})")
+        files = parse_manifest(text, f"the output of job {job}", job)
+        if sorted(files) != sorted(expected[job]):
+            fail(f"job {job} recorded {sorted(files)}, expected exactly {sorted(expected[job])}")
+        if args.manifests:
+            artifact = Path(args.manifests) / f"manifest-{job}.json"
+            if not artifact.is_file():
+                fail(f"{artifact} is missing (artifact manifest-{job})")
+            if parse_manifest(artifact.read_text(), str(artifact), job) != files:
+                fail(f"{artifact} differs from job {job}'s output: the artifact was changed after that job")
+        for name, digest in files.items():
+            if name in recorded:
+                fail(f"{name} is recorded by two jobs")
+            recorded[name] = digest
+    present = sorted(p.name for p in Path(args.dir).iterdir()) if Path(args.dir).is_dir() else []
+    missing = sorted(set(recorded) - set(present))
+    extra = sorted(set(present) - set(recorded))
+    if missing or extra:
+        fail(f"{args.dir} does not hold exactly the expected files: missing {missing}, unexpected {extra}")
+    for name, digest in sorted(recorded.items()):
+        path = Path(args.dir) / name
+        if not path.is_file() or path.is_symlink():
+            fail(f"{path} is not a regular file")
+        got = sha256(path)
+        if got != digest:
+            fail(f"{name}: sha256 {got}, but its building job recorded {digest}")
+        print(f"{digest}  {name}  verified")
+    if args.sums:
+        Path(args.sums).write_text("".join(f"{d}  {n}\n" for n, d in sorted(recorded.items())))
+    print(f"release_manifest: {len(recorded)} files of jobs {', '.join(jobs)} present and as built", flush=True)
+    return 0
+
+
+def cmd_wheel(args) -> int:
+    tag = "cp" + args.python.replace(".", "")
+    plat = WHEEL_PLATFORM.format(arch=args.arch)
+    names = [n for n in expected_by_job(version_of(args.tag))[f"wheels-{args.arch}"] if f"-{tag}-{tag}-{plat}." in n]
+    if len(names) != 1:
+        fail(f"no wheel for Python {args.python} on {args.arch} in the release")
+    print(names[0])
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("expected", help="list every file the release publishes, by building job")
+    p.add_argument("--tag", required=True)
+    p.set_defaults(func=cmd_expected)
+    p = sub.add_parser("record", help="a building job's manifest: output and artifact file")
+    p.add_argument("--tag", required=True)
+    p.add_argument("--job", required=True)
+    p.add_argument("--out-dir", default="manifests")
+    p.add_argument("files", nargs="+")
+    p.set_defaults(func=cmd_record)
+    p = sub.add_parser("verify", help="refuse unless DIR holds exactly the recorded files, as built")
+    p.add_argument("--tag", required=True)
+    p.add_argument("--dir", required=True)
+    p.add_argument("--job", action="append", help="only these building jobs' files (default: all)")
+    p.add_argument("--manifests", help="folder of the manifest-<job>.json artifacts, checked against the outputs")
+    p.add_argument("--sums", help="write a SHA256SUMS of the verified files here")
+    p.set_defaults(func=cmd_verify)
+    p = sub.add_parser("wheel", help="the name of the release's wheel for one Python and architecture")
+    p.add_argument("--tag", required=True)
+    p.add_argument("--arch", required=True, choices=ARCHS)
+    p.add_argument("--python", required=True, help="e.g. 3.10")
+    p.set_defaults(func=cmd_wheel)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
