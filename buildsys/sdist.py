@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import subprocess
 import tarfile
@@ -56,6 +57,16 @@ def normalize(archive: Path, epoch: int) -> None:
 
 
 class ReproducibleSdist(sdist):
+    def make_release_tree(self, base_dir, files):
+        super().make_release_tree(base_dir, files)
+        from .variant import RECORD, from_env
+
+        variant = from_env()
+        if variant.key:  # a -cuNN sdist builds that variant with no variable set (buildsys/variant.py)
+            target = Path(base_dir) / "buildsys" / RECORD.name
+            target.unlink(missing_ok=True)  # a hard link into the source tree: never write through it
+            target.write_text(json.dumps({"variant": variant.key}) + "\n")
+
     def make_distribution(self):
         super().make_distribution()
         epoch = source_epoch(Path(__file__).resolve().parent.parent)

@@ -6,17 +6,24 @@ TINYTENSOR_CUDA_VARIANT   ""      -> pytinytensor: forgiving; any CUDA toolkit f
 TINYTENSOR_BUILD_EXTENSION "auto" (default for pytinytensor): build it if possible, else warn once
                           "1"    (default for the -cuNN variants): build it or fail with the cause
                           "0"    never build it (the explicit CPU-only opt-out, for any variant)
+
+An sdist of a -cuNN variant records it (buildsys/recorded_variant.json, written by the sdist
+command), so that `pip install pytinytensor-cu12 --no-binary pytinytensor-cu12` builds the strict
+variant with no variable set; asking such an sdist for another variant is an error.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 BASE_NAME = "pytinytensor"
 VARIANTS = {"": None, "cu12": 12, "cu13": 13}
 MODES = ("auto", "1", "0")
 NUMPY = "numpy>=2.0"
+RECORD = Path(__file__).with_name("recorded_variant.json")  # only inside a -cuNN sdist
 
 
 class VariantError(ValueError):
@@ -64,9 +71,24 @@ def cuda_runtime_requires(major: int) -> list[str]:
     return [f"cupy-cuda{major}x>=13.3", nvrtc]
 
 
-def from_env(env=None) -> Variant:
+def recorded_key(record: Path = RECORD) -> str | None:
+    """The variant an sdist was made for, or None (a source tree, or the plain package's sdist)."""
+    if not record.exists():
+        return None
+    return json.loads(record.read_text())["variant"]
+
+
+def from_env(env=None, record: Path = RECORD) -> Variant:
     env = os.environ if env is None else env
     key = env.get("TINYTENSOR_CUDA_VARIANT", "").strip()
+    made_for = recorded_key(record)
+    if made_for is not None and key not in ("", made_for):
+        raise VariantError(
+            f"this is the {BASE_NAME}-{made_for} sdist, which builds only {BASE_NAME}-{made_for}; "
+            f"TINYTENSOR_CUDA_VARIANT={key!r} asks for another distribution: build that from the "
+            f"{BASE_NAME} sdist or a source checkout"
+        )
+    key = made_for or key
     if key not in VARIANTS:
         raise VariantError(
             f"TINYTENSOR_CUDA_VARIANT={key!r} is not one of {sorted(k for k in VARIANTS if k)} (or empty for {BASE_NAME})"

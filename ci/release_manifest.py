@@ -36,10 +36,9 @@ WHEEL_DIST = "pytinytensor-cu12"
 WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/repair-wheel.sh's --plat, held by ci/check_wheel.py
 ARCHS = ("x86_64", "aarch64")
 PYTHON_TAGS = ("cp310", "cp311", "cp312", "cp313")
-# Source distributions: the plain pytinytensor only. A pytinytensor-cu12 sdist is not built: an
-# sdist does not record its variant (TINYTENSOR_CUDA_VARIANT is read at build time), so building it
-# without the variable would produce a distribution of another name. Add it here once it does.
-SDISTS = ("pytinytensor",)
+# Source distributions: one per name, what pip falls back to where no wheel fits. The cu12 one
+# records its variant, so building it with no variable set makes pytinytensor-cu12 or fails.
+SDISTS = ("pytinytensor", "pytinytensor-cu12")
 # The library's own wheel (pytinytensor, CPU): the release has none yet (the plain package ships as
 # its sdist). Add its job and file here when it does; every check below reads this table.
 LIBRARY_WHEELS: tuple[str, ...] = ()

@@ -1,11 +1,12 @@
 """The release, rehearsed end to end on one machine (the README's main-job command runs this).
 
-  1. sdist, built twice from fresh clones of HEAD: must be byte-identical
-  2. the pytinytensor-cu12 wheel from that sdist, through [tool.cibuildwheel] in pyproject.toml:
+  1. both sdists (pytinytensor; pytinytensor-cu12, which records its variant), each built twice
+     from fresh clones of HEAD: must be byte-identical
+  2. the pytinytensor-cu12 wheel from its sdist, through [tool.cibuildwheel] in pyproject.toml:
      cibuildwheel in a container when an engine can be started (docker, else podman) on a local
      stand-in image; otherwise the same hooks natively (before-all, build, repair-wheel-command)
   3. ci/check_wheel.py, the wheel contract
-  4. a real package index (pypiserver) on 127.0.0.1; twine uploads the sdist and the wheel. A second
+  4. a real package index (pypiserver) on 127.0.0.1; twine uploads both sdists and the wheel. A second
      one serves a decoy: a higher-versioned `pytinytensor-cu12` (as PyPI's unrelated `pytinytensor`
      is far above ours), visible to pip through PIP_EXTRA_INDEX_URL during the install
   5. a fresh virtual environment: pytinytensor-cu12 installed from the local index only (pip
@@ -113,9 +114,17 @@ def clone_head(dest: Path, worktree: bool = False) -> Path:
     return dest
 
 
-def build_sdist(source: Path, out: Path) -> Path:
-    sh(["uv", "build", "--sdist", *build_locked(source), "-o", str(out), str(source)], capture_output=True)
-    return next(out.glob("pytinytensor-*.tar.gz"))
+SDIST_VARIANTS = {"pytinytensor": "", "pytinytensor_cu12": "cu12"}  # file name stem -> TINYTENSOR_CUDA_VARIANT
+
+
+def build_sdists(source: Path, out: Path) -> dict[str, Path]:
+    """Both sdists: the forgiving pytinytensor and pytinytensor-cu12, which records its variant."""
+    built = {}
+    for stem, variant in SDIST_VARIANTS.items():
+        env = dict(os.environ, TINYTENSOR_CUDA_VARIANT=variant)
+        sh(["uv", "build", "--sdist", *build_locked(source), "-o", str(out), str(source)], capture_output=True, env=env)
+        built[stem] = next(out.glob(f"{stem}-[0-9]*.tar.gz"))
+    return built
 
 
 # ---------------------------------------------------------------------------- 2. the wheel
@@ -443,7 +452,7 @@ def write_report(out: Path, facts: dict) -> None:
         f"{check['size_mb']} MB (budgets {check['own_budget_mb']} / {check['budget_mb']} MB).",
         f"Bundled: {', '.join(check['bundled_libraries'])}.",
         f"Wheel contract: {'passed' if not check['failures'] else 'FAILED: ' + '; '.join(check['failures'])}.",
-        f"sdist reproducible (two fresh clones, same bytes): {facts['sdist_reproducible']}.",
+        f"sdists reproducible (both names, two fresh clones, same bytes): {facts['sdist_reproducible']}.",
         "",
         "## Fresh install (`pip install pytinytensor-cu12` from the local index)",
         "",
@@ -511,13 +520,16 @@ def main(argv=None) -> int:
         text=True,
     ).stdout.strip()
 
-    with step("sdist, twice"):
-        sdist = build_sdist(clone_head(work / "clone-a", args.worktree), out)
-        again = build_sdist(clone_head(work / "clone-b", args.worktree), work / "sdist-b")
-        reproducible = sha256(sdist) == sha256(again)
-        if not reproducible:
-            raise SystemExit("the sdist is not reproducible: two builds of one commit differ")
-    version = sdist.name[len("pytinytensor-") : -len(".tar.gz")]
+    with step("sdists, twice"):
+        sdists = build_sdists(clone_head(work / "clone-a", args.worktree), out)
+        again = build_sdists(clone_head(work / "clone-b", args.worktree), work / "sdist-b")
+        differ = [p.name for stem, p in sdists.items() if sha256(p) != sha256(again[stem])]
+        reproducible = not differ
+        if differ:
+            raise SystemExit(f"not reproducible: two builds of one commit differ for {', '.join(differ)}")
+    # the wheels are built from the sdist published under their own name
+    sdist = sdists["pytinytensor_cu12"]
+    version = sdist.name[len("pytinytensor_cu12-") : -len(".tar.gz")]
     source = work / "clone-a"
 
     with step("hash locks current"):
@@ -593,7 +605,7 @@ def main(argv=None) -> int:
                     "rehearsal",
                     "-p",
                     "rehearsal",
-                    str(sdist),
+                    *(str(p) for p in sdists.values()),
                     str(final),
                 ]
             )
@@ -609,7 +621,9 @@ def main(argv=None) -> int:
         "version": version,
         "commit": commit,
         "wheel_builder": builder,
-        "artifacts": [{"file": p.name, "bytes": p.stat().st_size, "sha256": sha256(p)} for p in (sdist, final)],
+        "artifacts": [
+            {"file": p.name, "bytes": p.stat().st_size, "sha256": sha256(p)} for p in (*sdists.values(), final)
+        ],
         "sdist_reproducible": reproducible,
         "wheel_check": check,
         "locks": locks,

@@ -36,6 +36,16 @@ def sdist(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def cu12_sdist(tmp_path_factory) -> Path:
+    """The pytinytensor-cu12 sdist of this checkout: it records its variant (buildsys/variant.py)."""
+    out = tmp_path_factory.mktemp("sdist-cu12")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYTENSOR_")}
+    subprocess.run(["uv", "build", "--sdist", "-o", str(out), str(ROOT)], check=True, capture_output=True,
+                   env=dict(env, TINYTENSOR_CUDA_VARIANT="cu12"))
+    return next(out.glob("pytinytensor_cu12-*.tar.gz"))
+
+
+@pytest.fixture(scope="session")
 def cuda12() -> Path:
     """The pinned CUDA 12 toolchain (installed on first use, reused after)."""
     out = subprocess.run([str(ROOT / "ci" / "install-cuda12.sh")], check=True, capture_output=True, text=True)

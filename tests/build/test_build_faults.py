@@ -304,3 +304,45 @@ def test_sdist_is_reproducible(sdist, tmp_path):
         subprocess.run(["uv", "build", "--sdist", "-o", str(out), str(clone)], check=True, capture_output=True)
         digests.append(next(out.glob("*.tar.gz")).read_bytes())
     assert digests[0] == digests[1]
+
+
+# ---------------------------------------------------------------------------- the cu12 sdist
+# What `pip install pytinytensor-cu12 --no-binary pytinytensor-cu12` does: build that sdist with no
+# variable set. It must build the strict variant, or fail naming why.
+def _sdist_metadata(sdist: Path) -> str:
+    with tarfile.open(sdist) as tar:
+        return tar.extractfile(f"{sdist.name[: -len('.tar.gz')]}/PKG-INFO").read().decode()
+
+
+def test_cu12_sdist_names_its_own_project(cu12_sdist, sdist):
+    assert "\nName: pytinytensor-cu12\n" in _sdist_metadata(cu12_sdist)
+    assert "\nName: pytinytensor\n" in _sdist_metadata(sdist)
+
+
+def test_cu12_sdist_builds_the_strict_variant_with_no_variable(cu12_sdist, cuda12, tmp_path):
+    env = _env(CUDA_HOME=str(cuda12), TINYTENSOR_CUDA_SEARCH="CUDA_HOME")  # no TINYTENSOR_CUDA_VARIANT
+    status, log, wheel = build_wheel(cu12_sdist, tmp_path, env)
+    assert status == 0 and WARNING not in log, log
+    assert wheel.name.startswith("pytinytensor_cu12-")
+    _built(install_and_describe(wheel, tmp_path), "12.4", "pytinytensor-cu12")
+
+
+def test_cu12_sdist_without_cuda12_fails_naming_why(cu12_sdist, tmp_path):
+    status, log, wheel = build_wheel(cu12_sdist, tmp_path, _env())  # this machine: CUDA 13 only
+    assert status != 0 and wheel is None, log
+    assert "ERROR: cannot build the CUDA extension of pytinytensor-cu12" in log and "fix:" in log, log
+    assert WARNING not in log  # never a silent CPU-only pytinytensor-cu12
+
+
+def test_cu12_sdist_refuses_another_variant(cu12_sdist, tmp_path):
+    status, log, wheel = build_wheel(cu12_sdist, tmp_path, _env(TINYTENSOR_CUDA_VARIANT="cu13"))
+    assert status != 0 and wheel is None, log
+    assert "this is the pytinytensor-cu12 sdist, which builds only pytinytensor-cu12" in log, log
+
+
+def test_cu12_sdist_is_reproducible(cu12_sdist, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TINYTENSOR_")}
+    subprocess.run(["uv", "build", "--sdist", "-o", str(tmp_path), str(Path(__file__).resolve().parents[2])],
+                   check=True, capture_output=True, env=dict(env, TINYTENSOR_CUDA_VARIANT="cu12"))
+    again = next(tmp_path.glob("pytinytensor_cu12-*.tar.gz"))
+    assert again.read_bytes() == cu12_sdist.read_bytes()
