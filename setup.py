@@ -42,7 +42,7 @@ setup(
     classifiers=[
         "Programming Language :: Python :: 3",
         "Programming Language :: Python :: 3 :: Only",
-        "Environment :: GPU :: NVIDIA CUDA :: 12",
+        *([f"Environment :: GPU :: NVIDIA CUDA :: {VARIANT.cuda_major}"] if VARIANT.cuda_major else []),
         "Operating System :: POSIX :: Linux",
     ],
 )

@@ -68,7 +68,7 @@ def cuda_runtime_requires(major: int) -> list[str]:
     not needed from CuPy because GPU matmuls go through the extension's bundled copy.
     """
     nvrtc = "nvidia-cuda-nvrtc-cu12>=12.0,<13" if major == 12 else f"nvidia-cuda-nvrtc>={major}.0,<{major + 1}"
-    return [f"cupy-cuda{major}x>=13.3", nvrtc]
+    return [f"cupy-cuda{major}x>=14", nvrtc]  # CuPy 13 does not find NVRTC from pip's wheels
 
 
 def recorded_key(record: Path = RECORD) -> str | None:

@@ -2,11 +2,11 @@
 the sha256 manifest each of those jobs records (a job output and a fixed-name artifact), and the
 check every job that installs or publishes them runs first.
 
-    release_manifest.py expected --tag v0.1.0                  # every file a release publishes
-    release_manifest.py record --tag v0.1.0 --job sdist FILE...
+    release_manifest.py expected --tag v2.0.0                  # every file a release publishes
+    release_manifest.py record --tag v2.0.0 --job sdist FILE...
         # checks FILE... is exactly that job's expected set, writes manifest-sdist.json and sets the
         # step output manifest_sdist (the compact JSON) in $GITHUB_OUTPUT
-    release_manifest.py verify --tag v0.1.0 --dir dist [--job JOB]... [--manifests DIR] [--sums FILE]
+    release_manifest.py verify --tag v2.0.0 --dir dist [--job JOB]... [--manifests DIR] [--sums FILE]
         # the manifests come from environment variables MANIFEST_<JOB> (the building jobs' outputs;
         # e.g. MANIFEST_WHEELS_X86_64); with --manifests, each fixed-name manifest artifact must
         # equal its job output. Refuses unless --dir holds exactly the expected files of the jobs

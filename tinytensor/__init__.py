@@ -4,7 +4,7 @@
 ``cuda_unavailable_reason()`` says why it is False and how to fix it.
 """
 
-from . import data, nn, ops, optim, utils
+from . import data, install_check, nn, ops, optim, utils
 from ._version import __version__
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .creation import (
@@ -174,3 +174,16 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
+
+
+def _warn_of_a_second_variant() -> None:
+    from .backends.cuda_ext import build_config
+
+    message = install_check.conflict(current=build_config().get("distribution"))
+    if message:
+        import warnings
+
+        warnings.warn(message, install_check.InstallConflictWarning, stacklevel=3)
+
+
+_warn_of_a_second_variant()

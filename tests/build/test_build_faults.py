@@ -346,3 +346,40 @@ def test_cu12_sdist_is_reproducible(cu12_sdist, tmp_path):
                    check=True, capture_output=True, env=dict(env, TINYTENSOR_CUDA_VARIANT="cu12"))
     again = next(tmp_path.glob("pytinytensor_cu12-*.tar.gz"))
     assert again.read_bytes() == cu12_sdist.read_bytes()
+
+
+# ---------------------------------------------------------------------------- two variants in one place
+def test_two_variants_installed_together_are_named_with_the_fix(sdist, cu12_sdist, tmp_path):
+    """pytinytensor and pytinytensor-cu12 write the same tinytensor/ files: the second install
+    overwrites the first without a word from pip, so tinytensor says so at import and in the
+    preflight, naming both and what to uninstall. (Both built CPU-only: the files are the point.)"""
+    cpu_only = _env(TINYTENSOR_BUILD_EXTENSION="0")
+    wheels = []
+    for name, source in (("plain", sdist), ("cu12", cu12_sdist)):
+        status, log, wheel = build_wheel(source, tmp_path / name, cpu_only)
+        assert status == 0, log
+        wheels.append(wheel)
+    venv = tmp_path / "venv"
+    python = str(venv / "bin" / "python")
+    subprocess.run(["uv", "venv", "-q", "--python", sys.executable, str(venv)], check=True)
+    for wheel in wheels:  # one after the other, as a user would
+        subprocess.run(["uv", "pip", "install", "-q", "--python", python, "--no-deps", str(wheel), "numpy"], check=True)
+    version = wheels[0].name.split("-")[1]
+    fix = "pip uninstall -y pytinytensor pytinytensor-cu12 && pip install pytinytensor-cu12"
+
+    imported = subprocess.run([python, "-c", "import tinytensor"], capture_output=True, text=True, cwd=tmp_path)
+    assert imported.returncode == 0, imported.stderr
+    assert "InstallConflictWarning" in imported.stderr, imported.stderr
+    assert f"pytinytensor {version} and pytinytensor-cu12 {version} are installed together" in imported.stderr
+    assert fix in imported.stderr
+
+    report = subprocess.run([python, "-m", "tinytensor"], capture_output=True, text=True, cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    assert "INSTALL CONFLICT:" in report.stdout and fix in report.stdout, report.stdout
+
+    subprocess.run(["uv", "pip", "uninstall", "-q", "--python", python, "pytinytensor"], check=True)
+    subprocess.run(["uv", "pip", "install", "-q", "--python", python, "--no-deps", "--reinstall", str(wheels[1])],
+                   check=True)
+    clean = subprocess.run([python, "-W", "error", "-c", "import tinytensor"], capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert clean.returncode == 0, clean.stderr  # one variant: no warning

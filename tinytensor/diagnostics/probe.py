@@ -9,6 +9,7 @@ from __future__ import annotations
 import platform
 import sys
 
+from .. import install_check
 from .._version import __version__
 from ..backends import cuda_ext
 from ..cuda_status import MIN_DRIVER, cuda_status, version_text
@@ -116,6 +117,10 @@ def collect() -> dict:
             "version": __version__,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
+        },
+        "install": {
+            "variants": [f"{name} {version}" for name, version in install_check.installed_variants()],
+            "conflict": install_check.conflict(current=config.get("distribution")),
         },
         "backend": _backend(status),
         "has_cuda": status.has_cuda,

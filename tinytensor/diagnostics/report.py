@@ -12,6 +12,8 @@ def render(facts: dict) -> str:
     add = lines.append
     pkg = facts["package"]
     add(f"tinytensor preflight: {pkg['distribution']} {pkg['version']} (Python {pkg['python']}, {pkg['platform']})")
+    if facts["install"]["conflict"]:
+        add(f"INSTALL CONFLICT: {facts['install']['conflict']}")
     backend = facts["backend"]
     add(f"backend: {backend['active']} - {backend['why']}")
     add(f"HAS_CUDA: {facts['has_cuda']}")
