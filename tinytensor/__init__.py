@@ -177,13 +177,15 @@ __all__ = [
 
 
 def _warn_of_a_second_variant() -> None:
-    from .backends.cuda_ext import build_config
-
-    message = install_check.conflict(current=build_config().get("distribution"))
-    if message:
+    found = install_check.installed_variants()
+    if len(found) > 1:  # only then read the build record (cuda_ext imports the extension)
         import warnings
 
-        warnings.warn(message, install_check.InstallConflictWarning, stacklevel=3)
+        from .backends.cuda_ext import build_config
+
+        message = install_check.conflict(found, current=build_config().get("distribution"))
+        if message:
+            warnings.warn(message, install_check.InstallConflictWarning, stacklevel=3)
 
 
 _warn_of_a_second_variant()

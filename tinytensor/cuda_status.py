@@ -229,9 +229,8 @@ def _kernels(status: CudaStatus) -> None:
     sass, ptx = parse_list(info.get("sass_archs", "")), parse_list(info.get("ptx_archs", ""))
     for device in status.devices:
         device.kernels, device.kernels_detail = support(device.capability, sass, ptx)
-        device.kernels_error = cuda_ext.kernels_problem(device.index)
+        device.kernel_image, device.kernels_error = cuda_ext.load_kernels(device.index)
         if device.kernels_error is None:
-            device.kernel_image = tuple(cuda_ext.ops.kernel_image(device.index))
             continue
         if device.kernels == "none":
             fix = (

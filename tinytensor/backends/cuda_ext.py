@@ -212,11 +212,11 @@ def softmax_xent_backward(probs, labels, scale):
     return out
 
 
-def kernels_problem(device: int) -> str | None:
-    """None when the extension's own kernels load on ``device``, else the CUDA error saying why
-    (no SASS or PTX for its architecture, or PTX newer than the driver can JIT)."""
+def load_kernels(device: int) -> tuple[tuple | None, str | None]:
+    """Load the extension's kernels on ``device``: ((SASS arch, PTX version) the driver picked, None),
+    or (None, the CUDA error saying why not: no SASS or PTX for its architecture, or PTX newer than
+    the driver can JIT)."""
     try:
-        ops.kernel_image(device)
+        return tuple(ops.kernel_image(device)), None
     except RuntimeError as exc:
-        return str(exc).removeprefix("CUDA: ")
-    return None
+        return None, str(exc).removeprefix("CUDA: ")
