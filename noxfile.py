@@ -24,7 +24,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent / "ci"))
 import torch_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
-CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
 ORACLE_PYTHON = "3.11"  # PyTorch 2.13's CPU wheel (the test oracle) exists here for 3.11
 PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 TEST_DEPS = nox.project.dependency_groups(PYPROJECT, "test")

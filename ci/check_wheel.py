@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import email.parser
-import hashlib
 import io
 import json
 import platform
@@ -40,6 +39,7 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
+from release_manifest import sha256
 
 BUNDLED = ("libcudart", "libcublas", "libcublasLt")
 DRIVER = re.compile(r"(^|/)lib(cuda|nvidia-[\w-]+)\.so")
@@ -119,7 +119,7 @@ def check(wheel: Path, plat: str, variant: str) -> dict:
     facts: dict = {
         "wheel": wheel.name,
         "bytes": wheel.stat().st_size,
-        "sha256": hashlib.sha256(wheel.read_bytes()).hexdigest(),
+        "sha256": sha256(wheel),
     }
     facts["auditwheel"], found = auditwheel_show(wheel, plat)
     failures += found

@@ -18,7 +18,8 @@ import sys
 import zipfile
 from pathlib import Path
 
-CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
+from project_paths import CACHE
+
 CUBLAS13 = "nvidia-cublas==13.0.2.14"  # matches the CUDA 13.0 toolkits
 WHEELS = [  # PyPI's CUDA 13.0 compiler and what it needs: the parts of a toolkit the build uses
     "nvidia-cuda-nvcc==13.0.88",

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 import cuda13
+from project_paths import ROOT, copy_worktree
 
-ROOT = Path(__file__).resolve().parent.parent
 DEVICE_COMMAND = ["--build-inplace", "--wheels", ".gpu-wheels", "--archs", "90"]  # as README's device command
 EXPECTED = {  # each step's outcome on a machine without a GPU
     "wheels": "ok",
@@ -37,25 +37,6 @@ EXPECTED = {  # each step's outcome on a machine without a GPU
     "example": "gpu-absent",
     "bench_gpu": "gpu-absent",
 }
-
-
-def copy_worktree(dest: Path) -> int:
-    """What a device call sends: tracked files and untracked ones git does not ignore."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT,
-        capture_output=True,
-        check=True,
-    ).stdout.decode()
-    shutil.rmtree(dest, ignore_errors=True)
-    count = 0
-    for name in filter(None, dict.fromkeys(listed.split("\0"))):
-        source = ROOT / name
-        if source.is_symlink() or source.is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, dest / name, follow_symlinks=False)
-            count += 1
-    return count
 
 
 def problems(s: dict) -> list[str]:
@@ -112,6 +93,7 @@ def main(argv=None) -> int:
 
     work = Path(args.out or tempfile.mkdtemp(prefix="tt-gpu-rehearsal-")).resolve()
     tree, out, returned = work / "tree", work / "gpu-check", work / "returned"
+    shutil.rmtree(tree, ignore_errors=True)
     files = copy_worktree(tree)
     shutil.copytree(ROOT / ".gpu-wheels", tree / ".gpu-wheels")  # what `carry` adds
     for old in (out, returned):

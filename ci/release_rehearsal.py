@@ -49,6 +49,8 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import torch_oracle  # noqa: E402
+from project_paths import CACHE, copy_worktree  # noqa: E402
+from release_manifest import sha256  # noqa: E402
 
 TIMINGS: dict[str, float] = {}
 NOTES: list[str] = []
@@ -88,14 +90,6 @@ def build_locked(source: Path) -> list[str]:
     return ["--build-constraints", str(source / LOCKS / "build.txt"), "--require-hashes"]
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 # ---------------------------------------------------------------------------- 1. sdist
 def clone_head(dest: Path, worktree: bool = False) -> Path:
     """A fresh clone of HEAD; with ``worktree``, a copy of the working tree's files (tracked and
@@ -103,13 +97,7 @@ def clone_head(dest: Path, worktree: bool = False) -> Path:
     if not worktree:
         sh(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(dest)])
         return dest
-    files = sh(
-        ["git", "-C", str(ROOT), "ls-files", "-co", "--exclude-standard"], capture_output=True, text=True
-    ).stdout.splitlines()
-    for name in files:
-        if (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, dest / name)
+    copy_worktree(dest)
     sh(["git", "-C", str(dest), "init", "-q"])  # so setup.py's epoch falls back the same way twice
     return dest
 
@@ -132,7 +120,7 @@ def cibw_config() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["cibuildwheel"]
 
 
-ENGINE_STATE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor")) / "engine"
+ENGINE_STATE = CACHE / "engine"
 
 
 def start_container_engine() -> tuple[str | None, dict, str]:
