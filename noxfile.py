@@ -4,7 +4,7 @@
 """Test matrices and jobs. `nox -l` lists them; `nox -t ci` is what CI runs (README).
 
 Sessions install what they need into their own environments (uv when available). Interpreters
-come from the machine: python3.10 to 3.13 wherever they are (PATH, pyenv); those absent are left
+come from the machine: python3.11 to 3.14 wherever they are (PATH, pyenv); those absent are left
 out of the parametrization rather than failing.
 """
 
@@ -36,7 +36,7 @@ os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # interpreters come from 
 def _interpreters() -> list[str]:
     """Python versions present on this machine; puts pyenv installs on PATH so nox and uv find them."""
     found = []
-    for version in ("3.10", "3.11", "3.12", "3.13"):
+    for version in ("3.11", "3.12", "3.13", "3.14"):
         exe = f"python{version}"
         candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/{exe}")))
         for candidate in candidates:
@@ -200,6 +200,10 @@ def release(session):
     cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
     # the `release` group from its hash lock (ci/locks/update.sh keeps it current; the rehearsal checks)
     session.install("--require-hashes", "-r", "ci/locks/release.txt")
+    # ci/libs_published.py and the release table against a real pypiserver (tests_cpu lacks it)
+    session.run(
+        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "tests/test_release_manifest_libs.py"
+    )
     args = list(session.posargs)
     session.run("python", "ci/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
 

@@ -32,7 +32,7 @@ setup(
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     license="MIT",
-    python_requires=">=3.10",
+    python_requires=">=3.11",
     packages=find_packages(include=["tinytensor", "tinytensor.*"]),
     include_package_data=False,
     install_requires=VARIANT.install_requires(),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from setuptools.command.build_ext import build_ext
 
-from . import archs, extension, toolkit, variant
+from . import archs, cuda_libs, extension, toolkit, variant
 
 PREFIX = "pytinytensor"
 SOURCES = Path(__file__).resolve().parent.parent / "tinytensor" / "backends"
@@ -83,7 +83,7 @@ class CudaBuildExt(build_ext):
             return {"extension": "skipped", "reason": cause}
         self._extension_output = str(output)
         _say(f"built {ext.name} in {report.seconds:.1f} s: {report.size_bytes / 1e6:.2f} MB ({output.name})")
-        return {
+        built = {
             "extension": "built",
             "cuda_version": kit.release,
             "sass_archs": sass,
@@ -92,6 +92,15 @@ class CudaBuildExt(build_ext):
             "extension_bytes": report.size_bytes,
             "found_in": kit.found_in,
         }
+        if chosen.libs == "dist":  # what the installed package must load before the extension
+            libs = cuda_libs.for_major(chosen.cuda_major)
+            built["cuda_libs"] = {
+                "distribution": libs.name,
+                "module": libs.module,
+                "version": libs.version,
+                "libraries": [ours for _, _, ours in libs.libraries()],
+            }
+        return built
 
     def get_outputs(self):
         outputs = list(getattr(self, "_built_files", []))

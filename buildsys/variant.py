@@ -6,6 +6,11 @@ TINYTENSOR_CUDA_VARIANT   ""      -> pytinytensor: forgiving; any CUDA toolkit f
 TINYTENSOR_BUILD_EXTENSION "auto" (default for pytinytensor): build it if possible, else warn once
                           "1"    (default for the -cuNN variants): build it or fail with the cause
                           "0"    never build it (the explicit CPU-only opt-out, for any variant)
+TINYTENSOR_CUDA_LIBS      "toolkit" (default): the extension loads the libraries of the toolkit it
+                                   was built against
+                          "dist"   (release wheels of a -cuNN variant): it loads them from
+                                   pytinytensor-cuNN-libs, a dependency (buildsys/cuda_libs.py);
+                                   only for wheels that ci/repair_wheel.py repairs
 
 An sdist of a -cuNN variant records it (buildsys/recorded_variant.json, written by the sdist
 command), so that `pip install pytinytensor-cu12 --no-binary pytinytensor-cu12` builds the strict
@@ -19,9 +24,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cuda_libs
+
 BASE_NAME = "pytinytensor"
 VARIANTS = {"": None, "cu12": 12, "cu13": 13}
 MODES = ("auto", "1", "0")
+LIBS_MODES = ("toolkit", "dist")
 NUMPY = "numpy>=2.0"
 RECORD = Path(__file__).with_name("recorded_variant.json")  # only inside a -cuNN sdist
 
@@ -35,6 +43,7 @@ class Variant:
     key: str  # "", "cu12", "cu13"
     cuda_major: int | None  # the CUDA major the strict variants require
     mode: str  # "auto", "1", "0"
+    libs: str = "toolkit"  # "toolkit", "dist"
 
     @property
     def dist_name(self) -> str:
@@ -58,6 +67,8 @@ class Variant:
         reqs = [NUMPY, "tqdm>=4.66"]
         if self.cuda_major:
             reqs += cuda_runtime_requires(self.cuda_major)
+        if self.libs == "dist":
+            reqs.append(cuda_libs.for_major(self.cuda_major).requirement)
         return reqs
 
 
@@ -97,4 +108,12 @@ def from_env(env=None, record: Path = RECORD) -> Variant:
     mode = env.get("TINYTENSOR_BUILD_EXTENSION", default_mode).strip() or default_mode
     if mode not in MODES:
         raise VariantError(f"TINYTENSOR_BUILD_EXTENSION={mode!r} is not one of {MODES}")
-    return Variant(key, VARIANTS[key], mode)
+    libs = env.get("TINYTENSOR_CUDA_LIBS", "").strip() or "toolkit"
+    if libs not in LIBS_MODES:
+        raise VariantError(f"TINYTENSOR_CUDA_LIBS={libs!r} is not one of {LIBS_MODES}")
+    if libs == "dist":
+        try:
+            cuda_libs.for_major(VARIANTS[key])
+        except ValueError as exc:
+            raise VariantError(f"TINYTENSOR_CUDA_LIBS=dist: {exc}") from None
+    return Variant(key, VARIANTS[key], mode, libs)

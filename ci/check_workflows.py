@@ -2,8 +2,8 @@
 actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
 configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
 cibuildwheel would build against the release's table (ci/release_manifest.py), and release.yml's
-matrices and the GPU smoke lock's inputs against that table and the cu12 variant. Run by
-`nox -s workflows`."""
+matrices (wheels, cuda-libs, the GPU smoke test's Pythons) and the GPU smoke lock's inputs against
+that table and the cu12 variant. Run by `nox -s workflows`."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import json
 import subprocess
 import sys
 import tempfile
-from pathlib import Path
-
 import tomllib
+from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "ci")]
@@ -40,10 +39,19 @@ def check_release_tables() -> None:
     from buildsys.variant import from_env
 
     jobs = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())["jobs"]
-    archs = [entry["arch"] for entry in jobs["wheels"]["strategy"]["matrix"]["include"]]
-    if sorted(archs) != sorted(release_manifest.ARCHS):
+    runners = {}
+    for job in ("wheels", "cuda-libs"):
+        entries = jobs[job]["strategy"]["matrix"]["include"]
+        archs = [entry["arch"] for entry in entries]
+        if sorted(archs) != sorted(release_manifest.ARCHS):
+            raise SystemExit(
+                f"release.yml's {job} job builds for {archs}; ci/release_manifest.py ARCHS is {release_manifest.ARCHS}"
+            )
+        runners[job] = {entry["arch"]: entry["runner"] for entry in entries}
+    # Each library wheel is built, and each per-Python wheel tested against it, on its own architecture.
+    if runners["cuda-libs"] != runners["wheels"]:
         raise SystemExit(
-            f"release.yml builds wheels for {archs}; ci/release_manifest.py ARCHS is {release_manifest.ARCHS}"
+            f"release.yml's cuda-libs runners {runners['cuda-libs']} are not the wheels job's {runners['wheels']}"
         )
     tags = release_manifest.PYTHON_TAGS
     ends = [f"{tags[0][2]}.{tags[0][3:]}", f"{tags[-1][2]}.{tags[-1][3:]}"]

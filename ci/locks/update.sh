@@ -4,6 +4,8 @@
 #   build.txt       [build-system].requires (the build backend: cibuildwheel's before-build, the rehearsal's uv build)
 #   wheel-test.txt  the `wheel-test` dependency group (cibuildwheel's before-test, the rehearsal's test installs)
 #   gpu-smoke.txt   the `test` group plus the cu12 wheel's dependencies (gpu-smoke.in): release.yml's GPU job
+#   cuda-libs-cu12.txt  NVIDIA's wheels that pytinytensor-cu12-libs is made of (buildsys/cuda_libs.py):
+#                   ci/build_cuda_libs.py downloads them with --require-hashes
 # One universal lock each (markers where Pythons differ): build.txt and wheel-test.txt for every
 # Python the release builds ([tool.cibuildwheel] build: cp310..cp313, so >= 3.10); release.txt for
 # the Pythons the tools run on (>= 3.11: cibuildwheel 4 needs it; nox's release session is 3.11,
@@ -16,11 +18,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 locks=ci/locks
+NAMES="release build wheel-test gpu-smoke cuda-libs-cu12"
 out=$locks
 if [ "${1:-}" = "--check" ]; then
   out=$(mktemp -d)
   trap 'rm -rf "$out"' EXIT
-  for name in release build wheel-test gpu-smoke; do cp "$locks/$name.txt" "$out/$name.txt"; done
+  for name in $NAMES; do cp "$locks/$name.txt" "$out/$name.txt"; done
 fi
 uv=${UV:-uv}
 compile() {  # compile NAME LOWEST-PYTHON INPUT-ARGS...
@@ -36,13 +39,16 @@ requires=$(mktemp)
 python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))' >"$requires"
 compile build 3.10 "$requires"
 sed -i "s|$requires|pyproject.toml [build-system].requires|g" "$out/build.txt"
+python3 -c 'from buildsys.cuda_libs import LIBS; print("\n".join(LIBS[12].sources))' >"$requires"
+compile cuda-libs-cu12 3.11 --no-deps "$requires"  # the libraries only: their wheels' own dependencies are not bundled
+sed -i "s|$requires|buildsys/cuda_libs.py LIBS[12].sources|g" "$out/cuda-libs-cu12.txt"
 rm -f "$requires"
 if [ "$out" != "$locks" ]; then
-  for name in release build wheel-test gpu-smoke; do
+  for name in $NAMES; do
     if ! diff -u "$locks/$name.txt" "$out/$name.txt"; then
       echo "ci/locks/$name.txt is not current against pyproject.toml: run ci/locks/update.sh" >&2
       exit 1
     fi
   done
-  echo "ci/locks: release.txt, build.txt, wheel-test.txt and gpu-smoke.txt are current against pyproject.toml"
+  echo "ci/locks: $NAMES are current against pyproject.toml and buildsys/cuda_libs.py"
 fi

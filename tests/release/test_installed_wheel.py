@@ -1,5 +1,7 @@
 """An installed pytinytensor-cu12 wheel on a machine with no CUDA toolkit: everything the GPU path
-will load does load, from where it should, even with another CUDA on LD_LIBRARY_PATH.
+will load does load, from where it should (cudart and cuBLAS from pytinytensor-cu12-libs), even
+with another CUDA on LD_LIBRARY_PATH; without that distribution, or with another version of it,
+the library says so, naming both versions.
 
 Runs where the release rehearsal (or cibuildwheel's test step) sets TT_INSTALLED_WHEEL=1.
 """
@@ -24,7 +26,10 @@ from tinytensor.backends import cuda_ext  # noqa: E402
 
 PACKAGE = Path(tinytensor.__file__).resolve().parent
 SITE = PACKAGE.parent
-LIBS = next(SITE.glob("pytinytensor_cu*.libs"), None)
+CONFIG = cuda_ext.build_config()
+WANTED = CONFIG.get("cuda_libs") or {}
+LIBS_PACKAGE = SITE / WANTED.get("module", "tinytensor_cu12_libs")
+LIBS = LIBS_PACKAGE / "lib"
 
 PROBE = """
 import json, tinytensor.cuda_ops as ops
@@ -33,28 +38,83 @@ print(json.dumps({"libs": loaded_cuda_libraries(), "runtime": ops.runtime_versio
 """
 
 
-def _probe(env_extra: dict | None = None) -> dict:
+# What tinytensor reports once the extension has been given its chance (no GPU needed).
+REASON = """
+import json, tinytensor
+from tinytensor.backends import cuda_ext
+print(json.dumps({"loaded": cuda_ext.ops is not None, "reason": cuda_ext.unavailable_reason(),
+                  "fix": cuda_ext.unavailable_fix()}))
+"""
+
+
+def _run(code: str, env_extra: dict | None = None, prelude: str = "") -> dict:
     env = dict(os.environ, **(env_extra or {}))
-    proc = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, env=env, cwd=SITE.parent)
+    proc = subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, env=env, cwd=SITE.parent
+    )
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _assert_bundled(libs: dict) -> None:
+def _probe(env_extra: dict | None = None) -> dict:
+    return _run(PROBE, env_extra)
+
+
+def _assert_from_libs_distribution(libs: dict) -> None:
     for name in ("cudart", "cublas", "cublasLt"):
         paths = libs.get(name, [])
         assert paths, f"{name} is not loaded: {libs}"
         for path in paths:
-            assert Path(path).parent == LIBS, f"{name} loaded from {path}, not the wheel's {LIBS}"
-            assert re.match(rf"lib{name}-[0-9a-f]{{8}}\.so", Path(path).name), path
+            assert Path(path).parent == LIBS, f"{name} loaded from {path}, not {WANTED.get('distribution')}'s {LIBS}"
+            assert Path(path).name == f"lib{name}-tinytensor.so.12", path
 
 
-def test_extension_loads_its_bundled_libraries():
-    assert cuda_ext.ops is not None, cuda_ext.IMPORT_ERROR
-    assert LIBS is not None and LIBS.is_dir(), f"no pytinytensor_cu*.libs beside {PACKAGE}"
+def test_the_wheel_names_its_library_distribution_and_carries_no_cuda():
+    assert WANTED.get("distribution") == "pytinytensor-cu12-libs", CONFIG
+    assert not list(SITE.glob("pytinytensor_cu*.libs")), "auditwheel grafted libraries into the per-Python wheel"
+    import importlib.metadata as md
+
+    assert f"{WANTED['distribution']}=={WANTED['version']}" in (md.requires("pytinytensor-cu12") or [])
+    assert md.version(WANTED["distribution"]) == WANTED["version"]
+
+
+def test_extension_loads_the_libraries_of_the_library_distribution():
+    assert cuda_ext.ops is not None, cuda_ext.unavailable_reason()
+    assert LIBS.is_dir(), f"no {LIBS}"
     found = _probe()
-    _assert_bundled(found["libs"])
+    _assert_from_libs_distribution(found["libs"])
     assert found["runtime"] // 1000 == cuda_ext.ops.build_info()["cuda_runtime_version"] // 1000
+    through_tinytensor = _run(
+        "import json\nfrom tinytensor.backends import cuda_ext\n"
+        "from tinytensor.diagnostics.libraries import loaded_cuda_libraries\n"
+        "assert cuda_ext.ops is not None, cuda_ext.unavailable_reason()\n"
+        "print(json.dumps(loaded_cuda_libraries()))"
+    )
+    _assert_from_libs_distribution(through_tinytensor)
+
+
+def test_without_the_library_distribution_the_reason_names_it():
+    # As if it were not installed: Python's own way to make an import fail (sys.modules[name] = None).
+    blocked = f"import sys\nsys.modules[{WANTED['module']!r}] = None\n"
+    found = _run(REASON, prelude=blocked)
+    need = f"{WANTED['distribution']}=={WANTED['version']}"
+    assert not found["loaded"]
+    assert need in found["reason"] and "not installed" in found["reason"], found
+    assert f'pip install "{need}"' in found["fix"], found
+
+
+def test_another_version_of_the_library_distribution_names_both(tmp_path):
+    # A real copy of the installed package that says it is another version, first on sys.path.
+    impostor = tmp_path / WANTED["module"]
+    impostor.mkdir()
+    (impostor / "__init__.py").write_text((LIBS_PACKAGE / "__init__.py").read_text())
+    manifest = json.loads((LIBS_PACKAGE / "manifest.json").read_text())
+    manifest["version"] = "12.0.0.1"
+    (impostor / "manifest.json").write_text(json.dumps(manifest))
+    (impostor / "lib").symlink_to(LIBS)
+    found = _run(REASON, {"PYTHONPATH": str(tmp_path)})
+    assert not found["loaded"]
+    assert WANTED["version"] in found["reason"] and "12.0.0.1" in found["reason"], found
 
 
 def test_nvrtc_loads_and_compiles_for_cupy():
@@ -79,17 +139,17 @@ def test_nvrtc_loads_and_compiles_for_cupy():
 
 def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
     """Another CUDA's libcudart (this machine's CUDA 13, the toolkit's own 12.x) on LD_LIBRARY_PATH
-    must not replace the wheel's: the bundled names are hash-renamed and found by RPATH."""
+    must not replace ours: tinytensor loads them by path, and their names are our own."""
     hostile = sorted(set(os.path.dirname(p) for p in glob.glob("/usr/local/cuda*/lib64/libcudart.so*")))
     cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
     hostile += [str(d) for d in cache.glob("cuda-12*/lib64") if d.is_dir()]
     if not hostile:
         pytest.skip(reason="no other CUDA libraries on this machine to put on LD_LIBRARY_PATH")
     found = _probe({"LD_LIBRARY_PATH": ":".join(hostile)})
-    _assert_bundled(found["libs"])
+    _assert_from_libs_distribution(found["libs"])
 
 
-def test_wheel_carries_no_driver_library():
+def test_no_driver_library_is_installed():
     names = [p.name for p in LIBS.iterdir()]
-    assert not [n for n in names if re.match(r"libcuda(-[0-9a-f]{8})?\.so|libnvidia-", n)], names
-    assert any(n.startswith("libcudart-") for n in names), names
+    assert not [n for n in names if re.match(r"libcuda[-.]|libnvidia-", n)], names
+    assert sorted(names) == sorted(WANTED["libraries"]), names

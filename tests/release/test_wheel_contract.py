@@ -1,7 +1,8 @@
-"""ci/check_wheel.py rejects wheels that break the contract: the repaired wheel passes, and copies
-of it with a driver library added or a too-new platform tag fail, each with its reason.
+"""ci/check_wheel.py rejects wheels that break the contract: the repaired wheel and the library
+wheel pass, and copies of them with a driver library or a CUDA library added, or a too-new platform
+tag, fail, each with its reason.
 
-Runs in the release rehearsal, which sets TT_REPAIRED_WHEEL to the wheel it built.
+Runs in the release rehearsal, which sets TT_REPAIRED_WHEEL and TT_LIBS_WHEEL to the wheels it built.
 """
 
 from __future__ import annotations
@@ -15,11 +16,16 @@ from pathlib import Path
 import pytest
 
 WHEEL = os.environ.get("TT_REPAIRED_WHEEL")
+LIBS_WHEEL = os.environ.get("TT_LIBS_WHEEL")
 if not WHEEL:
     pytest.skip(reason="needs a repaired CUDA wheel (TT_REPAIRED_WHEEL): release rehearsal", allow_module_level=True)
 
+_saved_path = list(sys.path)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci"))
-import check_wheel  # noqa: E402
+try:
+    import check_wheel  # it puts the checkout on sys.path too: both are removed again below
+finally:
+    sys.path[:] = _saved_path
 
 PLAT = "manylinux_2_28_x86_64"
 
@@ -28,18 +34,50 @@ def test_the_repaired_wheel_meets_the_contract():
     facts = check_wheel.check(Path(WHEEL), PLAT, "cu12")
     assert facts["failures"] == []
     assert PLAT in facts["platform_tags"]
-    assert {b.split("-")[0] for b in facts["bundled_libraries"]} >= {"libcudart", "libcublas", "libcublasLt"}
+    assert {"libcudart-tinytensor.so.12", "libcublas-tinytensor.so.12"} <= set(facts["extension_needs"])
+
+
+def _with_member(tmp_path: Path, wheel: str, member: str, data: bytes) -> Path:
+    bad = tmp_path / Path(wheel).name
+    shutil.copy(wheel, bad)
+    with zipfile.ZipFile(bad, "a") as zf:
+        zf.writestr(member, data)
+    return bad
+
+
+def _extension_bytes() -> bytes:
+    with zipfile.ZipFile(WHEEL) as zf:
+        return zf.read(next(n for n in zf.namelist() if n.startswith("tinytensor/cuda_ops")))
 
 
 def test_a_driver_library_inside_fails(tmp_path):
-    bad = tmp_path / Path(WHEEL).name
-    shutil.copy(WHEEL, bad)
-    with zipfile.ZipFile(bad, "a") as zf:
-        cudart = next(n for n in zf.namelist() if "/libcudart-" in n)
-        # a real ELF file under the driver's name, as auditwheel would graft it without --exclude
-        zf.writestr(f"{cudart.split('/')[0]}/libcuda.so.1", zf.read(cudart))
+    # a real ELF file under the driver's name, as auditwheel would graft it without --exclude
+    bad = _with_member(tmp_path, WHEEL, "pytinytensor_cu12.libs/libcuda.so.1", _extension_bytes())
     failures = check_wheel.check(bad, PLAT, "cu12")["failures"]
     assert any("driver libraries are inside the wheel" in f and "libcuda.so.1" in f for f in failures), failures
+
+
+def test_a_grafted_cuda_library_fails(tmp_path):
+    # what auditwheel does when the repair forgets to exclude the library wheel's cuBLAS
+    bad = _with_member(tmp_path, WHEEL, "pytinytensor_cu12.libs/libcublas-4cc45526.so.12", _extension_bytes())
+    failures = check_wheel.check(bad, PLAT, "cu12")["failures"]
+    assert any("CUDA libraries are inside the per-Python wheel" in f for f in failures), failures
+
+
+@pytest.mark.skipif(not LIBS_WHEEL, reason="needs the library wheel (TT_LIBS_WHEEL): release rehearsal")
+def test_the_library_wheel_meets_its_contract():
+    facts = check_wheel.check_libs(Path(LIBS_WHEEL), PLAT)
+    assert facts["failures"] == []
+    assert facts["wheel"].split("-")[2:4] == ["py3", "none"]
+    assert 90 in facts["manifest"]["cublas_archs"]["sass"]
+
+
+@pytest.mark.skipif(not LIBS_WHEEL, reason="needs the library wheel (TT_LIBS_WHEEL): release rehearsal")
+def test_a_library_wheel_with_a_driver_inside_fails(tmp_path):
+    bad = _with_member(tmp_path, LIBS_WHEEL, "tinytensor_cu12_libs/lib/libcuda.so.1", _extension_bytes())
+    failures = check_wheel.check_libs(bad, PLAT)["failures"]
+    assert any("driver libraries are inside the wheel" in f for f in failures), failures
+    assert any("expected exactly" in f for f in failures), failures
 
 
 def test_a_tag_newer_than_the_floor_fails(tmp_path):

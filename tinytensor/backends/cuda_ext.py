@@ -18,9 +18,53 @@ import numpy as np
 DISABLED = os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1"
 
 
+def build_config() -> dict:
+    """What setup.py recorded about this install (distribution, variant, why the extension was skipped)."""
+    try:
+        text = resources.files("tinytensor").joinpath("_build_config.json").read_text()
+    except (FileNotFoundError, OSError):
+        return {}
+    return json.loads(text)
+
+
+def _load_cuda_libs(config: dict):
+    """(manifest, None) once a release wheel's CUDA libraries are loaded; (None, None) for a build
+    that links its toolkit's; (None, why not) when they are missing, of another version, or broken.
+
+    A release wheel's extension needs cudart and cuBLAS from pytinytensor-cuNN-libs (its build
+    config names the distribution and the exact version it was built for). Loading them by
+    absolute path first is what lets the extension's renamed DT_NEEDED entries resolve.
+    """
+    wanted = config.get("cuda_libs")
+    if not wanted or DISABLED:
+        return None, None
+    need = f"{wanted['distribution']}=={wanted['version']}"
+    try:
+        module = importlib.import_module(wanted["module"])
+    except ModuleNotFoundError as exc:
+        if exc.name != wanted["module"]:
+            return None, f"{need} does not import: {exc}"
+        return None, f"{config['distribution']} needs {need} (its cudart and cuBLAS), which is not installed"
+    except Exception as exc:  # noqa: BLE001 - a broken install of it: say so, never hide it
+        return None, f"{need} does not import: {type(exc).__name__}: {exc}"
+    have = getattr(module, "__version__", "unknown")
+    if have != wanted["version"]:
+        return None, (
+            f"{config['distribution']} was built for {need}, but {wanted['distribution']} {have} is installed"
+        )
+    try:
+        module.load()
+    except OSError as exc:
+        return None, str(exc)
+    return module.manifest(), None
+
+
+CUDA_LIBS, CUDA_LIBS_ERROR = _load_cuda_libs(build_config())
+
+
 def _import_extension():
     """(module, None), or (None, why not): absent is not an error, a broken one is never hidden."""
-    if DISABLED:
+    if DISABLED or CUDA_LIBS_ERROR:
         return None, None
     name = __package__.rpartition(".")[0] + ".cuda_ops"
     try:
@@ -39,19 +83,12 @@ ops, IMPORT_ERROR = _import_extension()
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
-def build_config() -> dict:
-    """What setup.py recorded about this install (distribution, variant, why the extension was skipped)."""
-    try:
-        text = resources.files("tinytensor").joinpath("_build_config.json").read_text()
-    except (FileNotFoundError, OSError):
-        return {}
-    return json.loads(text)
-
-
 def unavailable_reason() -> str:
     config = build_config()
     if DISABLED:
         return "disabled by TINYTENSOR_DISABLE_CUDA_EXTENSION=1"
+    if CUDA_LIBS_ERROR:
+        return CUDA_LIBS_ERROR
     if IMPORT_ERROR:
         return f"tinytensor.cuda_ops is present but does not import: {IMPORT_ERROR}"
     if not config:
@@ -65,6 +102,9 @@ def unavailable_fix() -> str:
     config = build_config()
     if DISABLED:
         return "unset TINYTENSOR_DISABLE_CUDA_EXTENSION"
+    if CUDA_LIBS_ERROR:
+        wanted = config["cuda_libs"]
+        return f'pip install "{wanted["distribution"]}=={wanted["version"]}" (or reinstall {config["distribution"]})'
     if IMPORT_ERROR:
         return "run python -m tinytensor to see which CUDA libraries load; reinstall the package"
     if not config:

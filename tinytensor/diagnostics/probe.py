@@ -13,12 +13,38 @@ from .. import install_check
 from .._version import __version__
 from ..backends import cuda_ext
 from ..cuda_status import MIN_DRIVER, cuda_status, version_text
+from .archs import support
 from .libraries import loaded_cuda_libraries
+
+
+def _cuda_libs_section() -> dict | None:
+    """The release wheel's CUDA library distribution: which one it needs, whether it loaded, and
+    for which GPU architectures its cuBLAS has native kernels."""
+    wanted = cuda_ext.build_config().get("cuda_libs")
+    if not wanted:
+        return None
+    section = {"needs": f"{wanted['distribution']}=={wanted['version']}", "loaded": cuda_ext.CUDA_LIBS is not None}
+    if cuda_ext.CUDA_LIBS is None:
+        section["why_not"] = cuda_ext.CUDA_LIBS_ERROR
+        return section
+    archs = cuda_ext.CUDA_LIBS["cublas_archs"]
+    section.update(
+        {
+            "version": cuda_ext.CUDA_LIBS["version"],
+            "cublas_sass": archs["sass"],
+            "cublas_ptx": archs["ptx"],
+            "sources": [lib["source"] for lib in cuda_ext.CUDA_LIBS["libraries"]],
+        }
+    )
+    return section
 
 
 def _extension_section(status) -> dict:
     config = cuda_ext.build_config()
     section = {"built": config.get("extension") == "built", "build_config": config}
+    libs = _cuda_libs_section()
+    if libs:
+        section["cuda_libs"] = libs
     if not status.extension_loaded:
         section["loaded"] = False
         section["why_not"] = cuda_ext.unavailable_reason()
@@ -58,6 +84,10 @@ def _devices(status) -> list[dict]:
             "compute_capability": device.compute_capability,
             "memory_gib": device.memory_gib,
         }
+        if cuda_ext.CUDA_LIBS is not None:  # does the bundled cuBLAS have native kernels for this GPU?
+            archs = cuda_ext.CUDA_LIBS["cublas_archs"]
+            kind, detail = support(device.capability, archs["sass"], archs["ptx"])
+            entry["cublas_kernels"] = {"support": kind, "detail": detail, "version": cuda_ext.CUDA_LIBS["version"]}
         if device.kernels is not None:
             entry["extension_kernels"] = {
                 "support": device.kernels,

@@ -23,6 +23,14 @@ def render(facts: dict) -> str:
     add(f"extension tinytensor.cuda_ops: built {_yes(ext['built'])}, loaded {_yes(ext['loaded'])}")
     if ext.get("why_not"):
         add(f"  why not: {ext['why_not']}")
+    libs = ext.get("cuda_libs")
+    if libs and libs["loaded"]:
+        add(
+            f"  CUDA libraries: {libs['needs']} loaded; its cuBLAS has native kernels for "
+            f"sm_{', sm_'.join(map(str, libs['cublas_sass']))} (PTX compute_{', compute_'.join(map(str, libs['cublas_ptx']))})"
+        )
+    elif libs:
+        add(f"  CUDA libraries: {libs['needs']} NOT LOADED: {libs['why_not']}")
     info = ext.get("build_info")
     if info:
         add(
@@ -60,6 +68,10 @@ def render(facts: dict) -> str:
                 f"GPU {dev['index']}: {dev['name']}, compute capability {dev['compute_capability']}, "
                 f"{dev['memory_gib']} GiB"
             )
+            cublas = dev.get("cublas_kernels")
+            if cublas:
+                native = "native kernels" if cublas["support"] == "sass" else "NO native kernels"
+                add(f"  cuBLAS {cublas['version']}: {native} ({cublas['detail']})")
             kernels = dev.get("extension_kernels")
             if kernels and kernels["loads"]:
                 add(f"  extension kernels: {kernels['detail']}; driver loaded: {kernels['loaded_image']}")

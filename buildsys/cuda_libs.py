@@ -1,0 +1,75 @@
+"""The CUDA runtime libraries of the pytinytensor-cuNN release wheels, published once per
+architecture in a Python-independent distribution instead of inside every per-Python wheel.
+
+This is the one place that names that distribution, its version, what goes into it and the names
+its libraries carry. ci/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it
+(TINYTENSOR_CUDA_LIBS=dist), ci/repair_wheel.py points the extension at its libraries, and the
+installed package's manifest tells tinytensor what to load (see the README, "How the GPU
+libraries are found").
+
+Why renamed libraries: the extension's DT_NEEDED entries name `libcublas-tinytensor.so.12`, a
+name no other CUDA install uses, so another CUDA's `libcublas.so.12` on LD_LIBRARY_PATH, or one
+already loaded by another library, can never stand in for ours.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LibsDist:
+    cuda_major: int
+    # Its version is the bundled cuBLAS's; a repackaging of the same libraries adds .postN.
+    version: str
+    # NVIDIA's PyPI wheels the libraries are taken from (ci/locks/cuda-libs-cuNN.txt pins their hashes).
+    sources: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"pytinytensor-cu{self.cuda_major}-libs"
+
+    @property
+    def module(self) -> str:
+        return f"tinytensor_cu{self.cuda_major}_libs"
+
+    @property
+    def requirement(self) -> str:
+        return f"{self.name}=={self.version}"
+
+    def libraries(self) -> list[tuple[str, str, str]]:
+        """(path inside the source wheels, NVIDIA's soname, our name), in load order: each library
+        is loaded after the ones it needs (cuBLAS needs cuBLASLt)."""
+        m = self.cuda_major
+        return [
+            (f"nvidia/cuda_runtime/lib/libcudart.so.{m}", f"libcudart.so.{m}", renamed(f"libcudart.so.{m}")),
+            (f"nvidia/cublas/lib/libcublasLt.so.{m}", f"libcublasLt.so.{m}", renamed(f"libcublasLt.so.{m}")),
+            (f"nvidia/cublas/lib/libcublas.so.{m}", f"libcublas.so.{m}", renamed(f"libcublas.so.{m}")),
+        ]
+
+
+def renamed(soname: str) -> str:
+    """libcublas.so.12 -> libcublas-tinytensor.so.12"""
+    stem, _, major = soname.partition(".so.")
+    return f"{stem}-tinytensor.so.{major}"
+
+
+LIBS = {
+    12: LibsDist(
+        cuda_major=12,
+        # cuBLAS 12.9: native kernels for every Blackwell GPU (sm_100, 103, 120, 121), which 12.4
+        # lacks; the price is 218 MB more per architecture (docs/cublas-versions.md). The compiler
+        # stays at 12.4: the extension runs on any newer CUDA 12 runtime.
+        version="12.9.3.13",
+        sources=("nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cublas-cu12==12.9.3.13"),
+    ),
+}
+
+
+def for_major(major: int | None) -> LibsDist:
+    if major not in LIBS:
+        raise ValueError(
+            f"there is no CUDA library distribution for CUDA {major}: TINYTENSOR_CUDA_LIBS=dist needs one of "
+            f"the variants {', '.join(f'cu{m}' for m in sorted(LIBS))}"
+        )
+    return LIBS[major]

