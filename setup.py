@@ -37,7 +37,15 @@ setup(
     include_package_data=False,
     install_requires=VARIANT.install_requires(),
     extras_require=VARIANT.extras_require(),
-    ext_modules=[Extension("tinytensor.cuda_ops", sources=[])],  # built by CudaBuildExt
+    # Built by CudaBuildExt: nvcc compiles the .cu, the C++ compiler the binding (buildsys/extension.py).
+    ext_modules=[
+        Extension(
+            "tinytensor.cuda_ops",
+            sources=["csrc/cuda_gpu.cu", "csrc/cuda_binding.cpp"],
+            depends=["csrc/cuda_kernels.h"],
+            include_dirs=["csrc"],
+        )
+    ],
     cmdclass={"build_ext": CudaBuildExt, "sdist": ReproducibleSdist},
     classifiers=[
         "Programming Language :: Python :: 3",

@@ -98,10 +98,10 @@ def cupy_blas_problem(cupy) -> str | None:
 
 def fused_pairs(cupy, sync) -> dict:
     """(fused seconds, unfused seconds) per kernel benchmark, measured side by side."""
-    from tinytensor.backends import cuda_ext
+    from tinytensor import cuda_extension
     from tinytensor.ops.elementwise import gelu_forward, gelu_grad
 
-    ops = cuda_ext.ops
+    ops = cuda_extension.ops
     rng = np.random.default_rng(0)
     n, k, c = 1024, 1024, 10
     x, w, b = (cupy.asarray(_host(rng, s)) for s in ((n, k), (k, k), (k,)))
@@ -134,10 +134,10 @@ def fused_pairs(cupy, sync) -> dict:
             continue
 
         def fused_linear(act=act):
-            pre, out = cuda_ext.try_linear_forward(x, w, b, act)
-            gpre, gb = cuda_ext.linear_backward(g, pre, out, True, act)
-            cuda_ext.try_matmul(gpre, w)
-            cuda_ext.try_matmul(gpre.T, x)
+            pre, out = cuda_extension.try_linear_forward(x, w, b, act)
+            gpre, gb = cuda_extension.linear_backward(g, pre, out, True, act)
+            cuda_extension.try_matmul(gpre, w)
+            cuda_extension.try_matmul(gpre.T, x)
 
         def unfused_linear(act=act):
             pre = x @ w.T
@@ -157,9 +157,9 @@ def fused_pairs(cupy, sync) -> dict:
         positions = cupy.arange(rows)
 
         def fused_xent(logits=logits, labels=labels, scale=scale):
-            row_losses, probs = cuda_ext.try_softmax_xent_forward(logits, labels)
+            row_losses, probs = cuda_extension.try_softmax_xent_forward(logits, labels)
             row_losses.mean()
-            cuda_ext.softmax_xent_backward(probs, labels, scale)
+            cuda_extension.softmax_xent_backward(probs, labels, scale)
 
         def unfused_xent(logits=logits, labels=labels, scale=scale, positions=positions, classes=classes):
             shifted = logits - logits.max(axis=1, keepdims=True)
@@ -179,23 +179,23 @@ def fused_pairs(cupy, sync) -> dict:
 def measure_tinytensor() -> dict:
     import cupy
 
-    from tinytensor.backends import cuda_ext
+    from tinytensor import cuda_extension
 
     sync = cupy.cuda.Device().synchronize
-    result = {"extension": cuda_ext.ops is not None, "mlp_step": {}}
-    blas_problem = cupy_blas_problem(cupy) if cuda_ext.ops is None else None
+    result = {"extension": cuda_extension.ops is not None, "mlp_step": {}}
+    blas_problem = cupy_blas_problem(cupy) if cuda_extension.ops is None else None
     if blas_problem:  # without the extension, the library's matmuls are CuPy's
         result["mlp_step_skipped"] = f"CuPy's cuBLAS does not load ({blas_problem})"
         return result
     for batch in BATCHES:
         result["mlp_step"][batch] = best_seconds(mlp_step_tinytensor(batch), sync)
-    if cuda_ext.ops is None:
+    if cuda_extension.ops is None:
         return result
     result.update(fused_pairs(cupy, sync))
     rng = np.random.default_rng(1)
     a, b = cupy.asarray(_host(rng, (4096, 4096))), cupy.asarray(_host(rng, (4096, 4096)))
     flops = 2 * 4096**3
-    result["matmul_ext_tflops"] = flops / best_seconds(lambda: cuda_ext.try_matmul(a, b), sync) / 1e12
+    result["matmul_ext_tflops"] = flops / best_seconds(lambda: cuda_extension.try_matmul(a, b), sync) / 1e12
     blas_problem = cupy_blas_problem(cupy)
     if blas_problem:
         result["matmul_cupy_skipped"] = f"CuPy's cuBLAS does not load ({blas_problem})"

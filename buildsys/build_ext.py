@@ -16,7 +16,7 @@ from setuptools.command.build_ext import build_ext
 from . import archs, cuda_libs, extension, toolkit, variant
 
 PREFIX = "pytinytensor"
-SOURCES = Path(__file__).resolve().parent.parent / "tinytensor" / "backends"
+ROOT = Path(__file__).resolve().parent.parent  # setup.py's folder: the extension's paths are relative to it
 
 
 def _say(message: str) -> None:
@@ -64,7 +64,9 @@ class CudaBuildExt(build_ext):
                 f"building {ext.name} with nvcc {kit.release} ({kit.nvcc}) for sm_{', sm_'.join(map(str, sass))}"
                 + (f" + PTX {', '.join(map(str, ptx))}" if ptx else "")
             )
-            report = extension.build(kit, sass, ptx, SOURCES, Path(self.build_temp), output, chosen.dist_name)
+            sources = [ROOT / s for s in ext.sources]
+            includes = [ROOT / d for d in ext.include_dirs]
+            report = extension.build(kit, sass, ptx, sources, includes, Path(self.build_temp), output, chosen.dist_name)
         except Exception as exc:  # any failure: the forgiving build must still install, CPU-only
             # Expected failures (ToolkitError, ArchError, BuildError, ...) carry a fix; others show a traceback.
             expected = hasattr(exc, "fix")

@@ -139,9 +139,18 @@ def write_build_info(path: Path, toolkit: Toolkit, sass, ptx, nvcc_flags, host_c
 
 
 def build(
-    toolkit: Toolkit, sass, ptx, source_dir: Path, temp: Path, output: Path, variant: str, env=None
+    toolkit: Toolkit,
+    sass,
+    ptx,
+    sources: list[Path],
+    include_dirs: list[Path],
+    temp: Path,
+    output: Path,
+    variant: str,
+    env=None,
 ) -> BuildReport:
-    """Compile cuda_gpu.cu and cuda_binding.cpp and link ``output``; raises BuildError."""
+    """Compile the extension's sources (nvcc the .cu files, the C++ compiler the .cpp ones, as
+    setup.py's Extension lists them) and link ``output``; raises BuildError."""
     pybind11 = _require_pybind11()
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
@@ -166,29 +175,34 @@ def build(
         NVCC_FLAGS + threads + gencode_flags(sass, ptx) + (["-ccbin", host_cxx] if "CUDAHOSTCXX" in env else [])
     )
     write_build_info(temp / "tt_build_info.h", toolkit, sass, ptx, nvcc_flags, host_cxx, cxx_name, variant)
-    includes = [f"-I{d}" for d in toolkit.include_dirs] + [f"-I{source_dir}", f"-I{temp}"]
+    includes = [f"-I{d}" for d in toolkit.include_dirs] + [f"-I{d}" for d in include_dirs] + [f"-I{temp}"]
 
-    kernels = temp / "cuda_gpu.o"
-    _run("nvcc", [str(toolkit.nvcc), "-c", str(source_dir / "cuda_gpu.cu"), "-o", str(kernels)] + nvcc_flags + includes)
+    objects = []
+    for source in (s for s in sources if s.suffix == ".cu"):
+        objects.append(temp / f"{source.stem}.o")
+        _run("nvcc", [str(toolkit.nvcc), "-c", str(source), "-o", str(objects[-1])] + nvcc_flags + includes)
 
-    binding = temp / "cuda_binding.o"
     python_include = sysconfig.get_paths()["include"]
     py_includes = [f"-I{python_include}", f"-I{pybind11.get_include()}"]
     if cxx_name.startswith("zig") and python_include.startswith("/usr/include/"):
         # A distribution's Python (Debian's) splits pyconfig.h into /usr/include/<multiarch>/; zig
         # searches no system folder, so add /usr/include after its own libc headers.
         py_includes += ["-idirafter", "/usr/include"]
-    _run(
-        "compiling the binding",
-        cxx + CXX_FLAGS + py_includes + includes + ["-c", str(source_dir / "cuda_binding.cpp"), "-o", str(binding)],
-    )
+    for source in (s for s in sources if s.suffix == ".cpp"):
+        objects.append(temp / f"{source.stem}.o")
+        _run(
+            "compiling the binding",
+            cxx + CXX_FLAGS + py_includes + includes + ["-c", str(source), "-o", str(objects[-1])],
+        )
+    others = [s.name for s in sources if s.suffix not in (".cu", ".cpp")]
+    if others:
+        raise BuildError(f"the extension lists sources that are neither .cu nor .cpp: {others}", "fix setup.py")
 
     link = cxx + [
         "-shared",
         "-o",
         str(output),
-        str(binding),
-        str(kernels),
+        *map(str, objects),
         str(toolkit.cudart),
         str(toolkit.cublas),
         f"-Wl,--version-script={script}",

@@ -268,7 +268,7 @@ def build_foreign(check: Checker, args, build_env: dict) -> dict:
     tree = Path(check.temp_dirs[-1]) / "src"
     tree.mkdir()
     skip = shutil.ignore_patterns("__pycache__", "*.so", "_build_config.json", "build")
-    for name in ("setup.py", "README.md", "pyproject.toml", "buildsys", "tinytensor"):
+    for name in ("setup.py", "README.md", "pyproject.toml", "buildsys", "csrc", "tinytensor"):
         source = ROOT / name
         if source.is_dir():
             shutil.copytree(source, tree / name, ignore=skip)

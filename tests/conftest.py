@@ -57,9 +57,9 @@ def gpu_extension():
     reason = extension_skip_reason()
     if reason:
         skip_or_fail(reason)
-    from tinytensor.backends import cuda_ext
+    from tinytensor import cuda_extension
 
-    return cuda_ext.ops
+    return cuda_extension.ops
 
 
 def _device_param(name):
@@ -86,11 +86,11 @@ def other_device(request):
 def pytest_report_header(config):
     try:
         import tinytensor
-        from tinytensor.backends import cuda_ext
+        from tinytensor import cuda_extension
     except ImportError as exc:  # the build tests run without tinytensor installed
         return [f"tinytensor: not importable here ({exc})"]
 
-    config_text = json.dumps(cuda_ext.build_config()) if cuda_ext.build_config() else "none (source tree)"
+    config_text = json.dumps(cuda_extension.build_config()) if cuda_extension.build_config() else "none (source tree)"
     return [
         f"tinytensor {tinytensor.__version__} from {os.path.dirname(tinytensor.__file__)}",
         f"tinytensor build config: {config_text}",

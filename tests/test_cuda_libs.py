@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tinytensor.backends import cuda_ext
+from tinytensor import cuda_extension
 
 ROOT = Path(__file__).resolve().parent.parent
 # The checkout is on sys.path only while buildsys is imported: left there, importlib.metadata would
@@ -85,11 +85,11 @@ def _install(tmp_path: Path, module: str, version: str, libraries: list[dict]) -
 
 
 def test_a_build_that_links_its_toolkit_needs_nothing():
-    assert cuda_ext._load_cuda_libs({"distribution": "pytinytensor", "extension": "built"}) == (None, None)
+    assert cuda_extension._load_cuda_libs({"distribution": "pytinytensor", "extension": "built"}) == (None, None)
 
 
 def test_missing_library_distribution_names_it_and_the_version():
-    manifest, error = cuda_ext._load_cuda_libs(_config("tinytensor_cu12_libs_not_installed_here"))
+    manifest, error = cuda_extension._load_cuda_libs(_config("tinytensor_cu12_libs_not_installed_here"))
     assert manifest is None
     assert f"pytinytensor-cu12 needs {LIBS.requirement}" in error and "not installed" in error
 
@@ -97,7 +97,7 @@ def test_missing_library_distribution_names_it_and_the_version():
 def test_another_version_names_both(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_other_version", "12.0.0.1", [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error = cuda_ext._load_cuda_libs(_config("tt_libs_other_version"))
+    manifest, error = cuda_extension._load_cuda_libs(_config("tt_libs_other_version"))
     assert manifest is None
     assert LIBS.version in error and f"{LIBS.name} 12.0.0.1 is installed" in error
 
@@ -107,7 +107,7 @@ def test_a_library_that_does_not_load_is_named(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_broken", LIBS.version, [entry])
     (tmp_path / "tt_libs_broken" / "lib" / entry["file"]).write_bytes(b"not an ELF file")
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error = cuda_ext._load_cuda_libs(_config("tt_libs_broken"))
+    manifest, error = cuda_extension._load_cuda_libs(_config("tt_libs_broken"))
     assert manifest is None
     assert "libcublas-tinytensor.so.12 does not load" in error and LIBS.version in error
 
@@ -115,5 +115,5 @@ def test_a_library_that_does_not_load_is_named(tmp_path, monkeypatch):
 def test_the_matching_version_loads_and_gives_its_manifest(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_matching", LIBS.version, [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error = cuda_ext._load_cuda_libs(_config("tt_libs_matching"))
+    manifest, error = cuda_extension._load_cuda_libs(_config("tt_libs_matching"))
     assert error is None and manifest["version"] == LIBS.version

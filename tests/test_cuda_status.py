@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import tinytensor as tt
-from tinytensor.backends import cuda_ext
+from tinytensor import cuda_extension
 from tinytensor.cuda_status import cuda_status
 
 EXPECT = os.environ.get("TINYTENSOR_EXPECT_BACKEND")
@@ -51,7 +51,7 @@ def test_reason_names_each_missing_piece():
 
 @needs_expectation
 def test_build_config_recorded_by_setup():
-    config = cuda_ext.build_config()
+    config = cuda_extension.build_config()
     assert config, "the installed package carries _build_config.json"
     assert config["extension"] == ("built" if EXPECT == "full" else "skipped")
 
@@ -105,7 +105,7 @@ def test_an_extension_that_does_not_load_is_reported_with_its_error(tmp_path):
     root = _broken_extension_tree(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("TINYTENSOR_DISABLE_CUDA_EXTENSION", None)
-    script = "from tinytensor.backends import cuda_ext; print(cuda_ext.unavailable_reason())"
+    script = "from tinytensor import cuda_extension; print(cuda_extension.unavailable_reason())"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "tinytensor.cuda_ops is present but does not import: ImportError: libtt_gone.so" in proc.stdout

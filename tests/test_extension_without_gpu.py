@@ -7,11 +7,12 @@ may do this), so no GPU library is needed to reach the device checks.
 
 import pytest
 
-from tinytensor.backends import cuda_ext
+from tinytensor import cuda_extension
 from tinytensor.cuda_status import cuda_status
 
 pytestmark = pytest.mark.skipif(
-    cuda_ext.ops is None, reason=f"the CUDA extension is not loaded in this install: {cuda_ext.unavailable_reason()}"
+    cuda_extension.ops is None,
+    reason=f"the CUDA extension is not loaded in this install: {cuda_extension.unavailable_reason()}",
 )
 
 
@@ -29,20 +30,20 @@ class CudaArray:
 
 
 def test_build_info_describes_the_build():
-    info = cuda_ext.ops.build_info()
-    config = cuda_ext.build_config()
+    info = cuda_extension.ops.build_info()
+    config = cuda_extension.build_config()
     assert info["cuda_version"] == config["cuda_version"]
     assert info["cuda_runtime_version"] // 1000 == int(info["cuda_version"].split(".")[0])
     assert [int(a) for a in info["sass_archs"].split(";")] == config["sass_archs"]
     assert info["ptx_archs"] == ";".join(map(str, config["ptx_archs"]))
     assert "-Xfatbin=-compress-all" in info["nvcc_flags"]
     assert info["variant"] == config["distribution"]
-    assert cuda_ext.ops.runtime_version() // 1000 == info["cuda_runtime_version"] // 1000
-    assert cuda_ext.ops.cublas_version() // 10000 == int(info["cublas_version"].split(".")[0])
+    assert cuda_extension.ops.runtime_version() // 1000 == info["cuda_runtime_version"] // 1000
+    assert cuda_extension.ops.cublas_version() // 10000 == int(info["cublas_version"].split(".")[0])
 
 
 def test_argument_errors_are_named_before_touching_a_device():
-    ops = cuda_ext.ops
+    ops = cuda_extension.ops
     import numpy as np
 
     with pytest.raises(TypeError, match="expected a CUDA array.*ndarray"):
@@ -72,7 +73,7 @@ def test_argument_errors_are_named_before_touching_a_device():
 def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
     if cuda_status().device_count:
         pytest.skip(reason="a GPU is present: the no-device errors cannot be produced here")
-    ops = cuda_ext.ops
+    ops = cuda_extension.ops
     expected = r"CUDA: cudaError\w+ \(\d+\) in "
     with pytest.raises(RuntimeError, match=expected + "cudaGetDeviceCount"):
         ops.device_count()

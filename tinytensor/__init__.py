@@ -178,10 +178,10 @@ __all__ = [
 
 def _warn_of_a_second_variant() -> None:
     found = install_check.installed_variants()
-    if len(found) > 1:  # only then read the build record (cuda_ext imports the extension)
+    if len(found) > 1:  # only then read the build record (cuda_extension imports the extension)
         import warnings
 
-        from .backends.cuda_ext import build_config
+        from .cuda_extension import build_config
 
         message = install_check.conflict(found, current=build_config().get("distribution"))
         if message:

@@ -269,7 +269,7 @@ class NumpyBackend(Backend):
 class CupyBackend(Backend):
     """CuPy arrays. Work is launched on the array's own device and that device's current stream.
 
-    With the compiled extension (``ext``, the ``cuda_ext`` bridge), float matmuls run in its cuBLAS
+    With the compiled extension (``ext``, the ``cuda_extension`` bridge), float matmuls run in its cuBLAS
     on every GPU (CuPy's own cuBLAS is then never loaded: the cu12 wheel bundles one), and linear
     layers and the softmax cross-entropy use its fused kernels on the GPUs where they load
     (``fused``: the probe checked each GPU's architecture against the extension's fatbin).
@@ -598,11 +598,11 @@ def _cupy_backend() -> CupyBackend:
     if "cupy" not in _lazy:
         import cupy
 
-        from .backends import cuda_ext
+        from . import cuda_extension
         from .cuda_status import cuda_status
 
         status = cuda_status()
-        ext = cuda_ext if status.extension_loaded else None
+        ext = cuda_extension if status.extension_loaded else None
         _lazy["cupy"] = CupyBackend(cupy, ext, status.fused_devices)
     return _lazy["cupy"]
 

@@ -170,19 +170,19 @@ def _cupy(status: CudaStatus):
 
 
 def _extension(status: CudaStatus) -> None:
-    from .backends import cuda_ext
+    from . import cuda_extension
 
-    if cuda_ext.ops is None:
+    if cuda_extension.ops is None:
         status.problems.append(
             Problem(
-                f"the CUDA extension is not available: {cuda_ext.unavailable_reason()}",
-                cuda_ext.unavailable_fix(),
+                f"the CUDA extension is not available: {cuda_extension.unavailable_reason()}",
+                cuda_extension.unavailable_fix(),
                 False,
             )
         )
         return
     status.extension_loaded = True
-    status.extension_build_info = dict(cuda_ext.ops.build_info())
+    status.extension_build_info = dict(cuda_extension.ops.build_info())
     status.extension_cuda_version = int(status.extension_build_info["cuda_runtime_version"])
 
 
@@ -223,13 +223,13 @@ def _devices(status: CudaStatus, cupy) -> None:
 def _kernels(status: CudaStatus) -> None:
     """Load the extension's kernels on every GPU now, so a missing architecture or a driver that
     cannot JIT the PTX is found here (the backend then uses CuPy's kernels there), not at first use."""
-    from .backends import cuda_ext
+    from . import cuda_extension
 
     info = status.extension_build_info
     sass, ptx = parse_list(info.get("sass_archs", "")), parse_list(info.get("ptx_archs", ""))
     for device in status.devices:
         device.kernels, device.kernels_detail = support(device.capability, sass, ptx)
-        device.kernel_image, device.kernels_error = cuda_ext.load_kernels(device.index)
+        device.kernel_image, device.kernels_error = cuda_extension.load_kernels(device.index)
         if device.kernels_error is None:
             continue
         if device.kernels == "none":

@@ -22,11 +22,11 @@ if os.environ.get("TT_INSTALLED_WHEEL") != "1":
     pytest.skip(reason="an installed CUDA wheel (TT_INSTALLED_WHEEL=1): release rehearsal", allow_module_level=True)
 
 import tinytensor  # noqa: E402
-from tinytensor.backends import cuda_ext  # noqa: E402
+from tinytensor import cuda_extension  # noqa: E402
 
 PACKAGE = Path(tinytensor.__file__).resolve().parent
 SITE = PACKAGE.parent
-CONFIG = cuda_ext.build_config()
+CONFIG = cuda_extension.build_config()
 WANTED = CONFIG.get("cuda_libs") or {}
 LIBS_PACKAGE = SITE / WANTED.get("module", "tinytensor_cu12_libs")
 LIBS = LIBS_PACKAGE / "lib"
@@ -41,9 +41,9 @@ print(json.dumps({"libs": loaded_cuda_libraries(), "runtime": ops.runtime_versio
 # What tinytensor reports once the extension has been given its chance (no GPU needed).
 REASON = """
 import json, tinytensor
-from tinytensor.backends import cuda_ext
-print(json.dumps({"loaded": cuda_ext.ops is not None, "reason": cuda_ext.unavailable_reason(),
-                  "fix": cuda_ext.unavailable_fix()}))
+from tinytensor import cuda_extension
+print(json.dumps({"loaded": cuda_extension.ops is not None, "reason": cuda_extension.unavailable_reason(),
+                  "fix": cuda_extension.unavailable_fix()}))
 """
 
 
@@ -79,15 +79,15 @@ def test_the_wheel_names_its_library_distribution_and_carries_no_cuda():
 
 
 def test_extension_loads_the_libraries_of_the_library_distribution():
-    assert cuda_ext.ops is not None, cuda_ext.unavailable_reason()
+    assert cuda_extension.ops is not None, cuda_extension.unavailable_reason()
     assert LIBS.is_dir(), f"no {LIBS}"
     found = _probe()
     _assert_from_libs_distribution(found["libs"])
-    assert found["runtime"] // 1000 == cuda_ext.ops.build_info()["cuda_runtime_version"] // 1000
+    assert found["runtime"] // 1000 == cuda_extension.ops.build_info()["cuda_runtime_version"] // 1000
     through_tinytensor = _run(
-        "import json\nfrom tinytensor.backends import cuda_ext\n"
+        "import json\nfrom tinytensor import cuda_extension\n"
         "from tinytensor.diagnostics.libraries import loaded_cuda_libraries\n"
-        "assert cuda_ext.ops is not None, cuda_ext.unavailable_reason()\n"
+        "assert cuda_extension.ops is not None, cuda_extension.unavailable_reason()\n"
         "print(json.dumps(loaded_cuda_libraries()))"
     )
     _assert_from_libs_distribution(through_tinytensor)

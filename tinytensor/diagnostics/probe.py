@@ -9,9 +9,8 @@ from __future__ import annotations
 import platform
 import sys
 
-from .. import install_check
+from .. import cuda_extension, install_check
 from .._version import __version__
-from ..backends import cuda_ext
 from ..cuda_status import MIN_DRIVER, cuda_status, version_text
 from .archs import support
 from .libraries import loaded_cuda_libraries
@@ -20,40 +19,43 @@ from .libraries import loaded_cuda_libraries
 def _cuda_libs_section() -> dict | None:
     """The release wheel's CUDA library distribution: which one it needs, whether it loaded, and
     for which GPU architectures its cuBLAS has native kernels."""
-    wanted = cuda_ext.build_config().get("cuda_libs")
+    wanted = cuda_extension.build_config().get("cuda_libs")
     if not wanted:
         return None
-    section = {"needs": f"{wanted['distribution']}=={wanted['version']}", "loaded": cuda_ext.CUDA_LIBS is not None}
-    if cuda_ext.CUDA_LIBS is None:
-        section["why_not"] = cuda_ext.CUDA_LIBS_ERROR
+    section = {
+        "needs": f"{wanted['distribution']}=={wanted['version']}",
+        "loaded": cuda_extension.CUDA_LIBS is not None,
+    }
+    if cuda_extension.CUDA_LIBS is None:
+        section["why_not"] = cuda_extension.CUDA_LIBS_ERROR
         return section
-    archs = cuda_ext.CUDA_LIBS["cublas_archs"]
+    archs = cuda_extension.CUDA_LIBS["cublas_archs"]
     section.update(
         {
-            "version": cuda_ext.CUDA_LIBS["version"],
+            "version": cuda_extension.CUDA_LIBS["version"],
             "cublas_sass": archs["sass"],
             "cublas_ptx": archs["ptx"],
-            "sources": [lib["source"] for lib in cuda_ext.CUDA_LIBS["libraries"]],
+            "sources": [lib["source"] for lib in cuda_extension.CUDA_LIBS["libraries"]],
         }
     )
     return section
 
 
 def _extension_section(status) -> dict:
-    config = cuda_ext.build_config()
+    config = cuda_extension.build_config()
     section = {"built": config.get("extension") == "built", "build_config": config}
     libs = _cuda_libs_section()
     if libs:
         section["cuda_libs"] = libs
     if not status.extension_loaded:
         section["loaded"] = False
-        section["why_not"] = cuda_ext.unavailable_reason()
+        section["why_not"] = cuda_extension.unavailable_reason()
         return section
     section["loaded"] = True
     section["build_info"] = status.extension_build_info
-    section["runtime_version"] = cuda_ext.ops.runtime_version()
+    section["runtime_version"] = cuda_extension.ops.runtime_version()
     try:
-        section["cublas_loaded_version"] = cuda_ext.ops.cublas_version()
+        section["cublas_loaded_version"] = cuda_extension.ops.cublas_version()
     except RuntimeError as exc:
         section["cublas_loaded_version"] = f"unknown ({exc})"
     return section
@@ -84,10 +86,14 @@ def _devices(status) -> list[dict]:
             "compute_capability": device.compute_capability,
             "memory_gib": device.memory_gib,
         }
-        if cuda_ext.CUDA_LIBS is not None:  # does the bundled cuBLAS have native kernels for this GPU?
-            archs = cuda_ext.CUDA_LIBS["cublas_archs"]
+        if cuda_extension.CUDA_LIBS is not None:  # does the bundled cuBLAS have native kernels for this GPU?
+            archs = cuda_extension.CUDA_LIBS["cublas_archs"]
             kind, detail = support(device.capability, archs["sass"], archs["ptx"])
-            entry["cublas_kernels"] = {"support": kind, "detail": detail, "version": cuda_ext.CUDA_LIBS["version"]}
+            entry["cublas_kernels"] = {
+                "support": kind,
+                "detail": detail,
+                "version": cuda_extension.CUDA_LIBS["version"],
+            }
         if device.kernels is not None:
             entry["extension_kernels"] = {
                 "support": device.kernels,

@@ -1,4 +1,5 @@
-"""The bridge to ``tinytensor.cuda_ops``: import it, decide when it applies, call it safely.
+"""The Python side of the CUDA extension ``tinytensor.cuda_ops`` (built from csrc/): load the CUDA
+libraries it needs, import it, decide when it applies, call it safely.
 
 Each ``try_*`` returns None when the extension does not apply (not built, unsupported dtype,
 shape or layout); the caller then uses CuPy. Outputs are allocated here with CuPy (its memory
@@ -66,7 +67,7 @@ def _import_extension():
     """(module, None), or (None, why not): absent is not an error, a broken one is never hidden."""
     if DISABLED or CUDA_LIBS_ERROR:
         return None, None
-    name = __package__.rpartition(".")[0] + ".cuda_ops"
+    name = f"{__package__}.cuda_ops"
     try:
         cuda_ops = importlib.import_module(name)
     except ModuleNotFoundError as exc:

@@ -1,1 +1,0 @@
-"""GPU backends: the CUDA extension's sources (cuda_gpu.cu, cuda_binding.cpp) and its Python bridge."""
