@@ -11,7 +11,6 @@ out of the parametrization rather than failing.
 from __future__ import annotations
 
 import glob
-import json
 import os
 import shutil
 import subprocess
@@ -20,7 +19,8 @@ from pathlib import Path
 
 import nox
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "ci"))
+sys.path[:0] = [str(Path(__file__).resolve().parent / "ci" / "dev"), str(Path(__file__).resolve().parent / "ci")]
+import pytest_summary  # noqa: E402
 import torch_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
@@ -53,7 +53,7 @@ PYTHONS = _interpreters()
 
 
 def _install_torch(session) -> bool:
-    """PyTorch's CPU build as the test oracle (see ci/torch_oracle.py), or a note that it is absent."""
+    """PyTorch's CPU build as the test oracle (see ci/dev/torch_oracle.py), or a note that it is absent."""
     args = torch_oracle.install_args(f"cp{session.python.replace('.', '')}")
     if args is None:
         session.log(f"no PyTorch {torch_oracle.VERSION} CPU wheel for Python {session.python}: torch tests will skip")
@@ -65,17 +65,17 @@ def _install_torch(session) -> bool:
 def _pytest(session, *args, expect: str, summary_name: str) -> dict:
     """Run pytest, then say plainly what was skipped (a session never passes by skipping all)."""
     summary = Path(session.create_tmp()) / f"{summary_name}.json"
-    env = {"TT_PYTEST_SUMMARY": str(summary), "TINYTENSOR_EXPECT_BACKEND": expect, "OPENBLAS_NUM_THREADS": "1"}
+    env = {**pytest_summary.env(summary), "TINYTENSOR_EXPECT_BACKEND": expect, "OPENBLAS_NUM_THREADS": "1"}
     # The pytest script (not `python -m`) keeps the source tree off sys.path: the installed package is tested.
     session.run("pytest", *args, env=env)
-    result = json.loads(summary.read_text())
-    if result["passed"] == 0:
-        session.error(f"no test ran: all {result['skipped']} skipped ({'; '.join(result['skip_reasons'])})")
+    result = pytest_summary.read(summary)
+    if pytest_summary.nothing_ran(result):
+        session.error(pytest_summary.nothing_ran(result))
     return result
 
 
 def _report_gpu_part(session, result: dict) -> None:
-    gpu = {r: n for r, n in result["skip_reasons"].items() if "CUDA" in r or "GPU" in r}
+    gpu = pytest_summary.gpu_skips(result)
     if gpu:
         total = sum(gpu.values())
         session.log(f"{result['passed']} passed; the GPU part was SKIPPED ({total} tests): {'; '.join(gpu)}")
@@ -118,14 +118,14 @@ def _cuda_home(session) -> str:
     """$CUDA_HOME if set, else the project's pinned CUDA 12 toolchain (installed on first use)."""
     if os.environ.get("CUDA_HOME"):
         return os.environ["CUDA_HOME"]
-    out = session.run(str(ROOT / "ci" / "install-cuda12.sh"), silent=True, external=True)
+    out = session.run(str(ROOT / "ci" / "release" / "install-cuda12.sh"), silent=True, external=True)
     return out.strip().splitlines()[-1].split("=", 1)[1]
 
 
 @nox.session(python=ORACLE_PYTHON, default=False)
 def tests_gpu(session):
     """CuPy plus the built extension (the cu12 variant, strict): the op suite on the GPU, the kernels
-    against CuPy, the digits example on cuda, diagnostics and GPU benchmarks (ci/gpu_check.py).
+    against CuPy, the digits example on cuda, diagnostics and GPU benchmarks (ci/release/gpu_check.py).
     Needs a GPU to run its GPU part; set TINYTENSOR_REQUIRE_GPU=1 on GPU machines so skips fail."""
     variant = os.environ.get("TINYTENSOR_CUDA_VARIANT", "cu12")
     env = {"CUDA_HOME": _cuda_home(session), "TINYTENSOR_CUDA_VARIANT": variant}
@@ -136,15 +136,14 @@ def tests_gpu(session):
     session.install(*TEST_DEPS)
     _install_torch(session)
     out = Path(session.create_tmp()) / "gpu-check"
-    session.run("python", str(ROOT / "ci" / "gpu_check.py"), "--out", str(out))
-    result = json.loads((out / "pytest-summary.json").read_text())
-    _report_gpu_part(session, result)
+    session.run("python", str(ROOT / "ci" / "release" / "gpu_check.py"), "--out", str(out))
+    _report_gpu_part(session, pytest_summary.read(out / pytest_summary.FILE))
 
 
 # The lent GPU machine (shared notes, "The GPU machine that device sometimes lends"): Python 3.12,
 # CUDA 13 only, no network. What its python3 holds that the check uses; torch 2.11+cu130 is there
 # too but not cheap here (its torch tests skip in the rehearsal); array-api-strict and tqdm come
-# from the carried wheels (ci/gpu-wheels.sh), as they must there.
+# from the carried wheels (ci/dev/gpu-wheels.sh), as they must there.
 DEVICE_PACKAGES = [
     "numpy==2.5.*",
     "pybind11",
@@ -160,10 +159,10 @@ DEVICE_PACKAGES = [
 
 @nox.session(python="3.12", tags=["ci"], default=False)
 def gpu_rehearsal(session):
-    """ci/gpu_check.py as the lent GPU machine runs it, here without a GPU (ci/gpu_rehearsal.py):
+    """ci/release/gpu_check.py as the lent GPU machine runs it, here without a GPU (ci/dev/gpu_rehearsal.py):
     fails if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
     session.install(*DEVICE_PACKAGES)
-    session.run("python", str(ROOT / "ci" / "gpu_rehearsal.py"), *session.posargs)
+    session.run("python", str(ROOT / "ci" / "dev" / "gpu_rehearsal.py"), *session.posargs)
 
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
@@ -176,10 +175,10 @@ def build_faults(session):
 
 def _pytest_plain(session, *args, env):
     summary = Path(session.create_tmp()) / "summary.json"
-    session.run("pytest", *args, env={**env, "TT_PYTEST_SUMMARY": str(summary)})
-    result = json.loads(summary.read_text())
-    if result["passed"] == 0:
-        session.error(f"no test ran: all {result['skipped']} skipped ({'; '.join(result['skip_reasons'])})")
+    session.run("pytest", *args, env={**env, **pytest_summary.env(summary)})
+    result = pytest_summary.read(summary)
+    if pytest_summary.nothing_ran(result):
+        session.error(pytest_summary.nothing_ran(result))
     skipped = f", {result['skipped']} skipped: {'; '.join(result['skip_reasons'])}" if result["skipped"] else ""
     session.log(f"{result['passed']} passed{skipped}")
 
@@ -198,14 +197,16 @@ def bench(session):
 def release(session):
     """The release rehearsal (the README's main job): sdist + pytinytensor-cu12 wheel through the
     cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
-    # the `release` group from its hash lock (ci/locks/update.sh keeps it current; the rehearsal checks)
-    session.install("--require-hashes", "-r", "ci/locks/release.txt")
-    # ci/libs_published.py and the release table against a real pypiserver (tests_cpu lacks it)
+    # the `release` group from its hash lock (ci/release/locks/update.sh keeps it current; the rehearsal checks)
+    session.install("--require-hashes", "-r", "ci/release/locks/release.txt")
+    # ci/release/libs_published.py and the release table against a real pypiserver (tests_cpu lacks it)
     session.run(
         "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "tests/test_release_manifest_libs.py"
     )
     args = list(session.posargs)
-    session.run("python", "ci/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
+    session.run(
+        "python", "ci/dev/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"}
+    )
 
 
 @nox.session(python=PYTHONS[-1], tags=["ci"], default=False)
@@ -213,7 +214,7 @@ def workflows(session):
     """zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),
     and cibuildwheel's build identifiers against the intended list."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "workflows"))
-    session.run("python", "ci/check_workflows.py")
+    session.run("python", "ci/dev/check_workflows.py")
 
 
 if __name__ == "__main__":  # `python noxfile.py -s lint`, or `uv run noxfile.py` (the script block above)

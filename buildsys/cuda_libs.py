@@ -2,8 +2,8 @@
 architecture in a Python-independent distribution instead of inside every per-Python wheel.
 
 This is the one place that names that distribution, its version, what goes into it and the names
-its libraries carry. ci/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it
-(TINYTENSOR_CUDA_LIBS=dist), ci/repair_wheel.py points the extension at its libraries, and the
+its libraries carry. ci/release/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it
+(TINYTENSOR_CUDA_LIBS=dist), ci/release/repair_wheel.py points the extension at its libraries, and the
 installed package's manifest tells tinytensor what to load (see the README, "How the GPU
 libraries are found").
 
@@ -22,7 +22,7 @@ class LibsDist:
     cuda_major: int
     # Its version is the bundled cuBLAS's; a repackaging of the same libraries adds .postN.
     version: str
-    # NVIDIA's PyPI wheels the libraries are taken from (ci/locks/cuda-libs-cuNN.txt pins their hashes).
+    # NVIDIA's PyPI wheels the libraries are taken from (ci/release/locks/cuda-libs-cuNN.txt pins their hashes).
     sources: tuple[str, ...]
 
     @property

@@ -5,7 +5,7 @@ tinytensor calls ``load()`` before it imports its extension, whose DT_NEEDED ent
 files' sonames: once loaded, the dynamic loader matches them by soname, whatever LD_LIBRARY_PATH
 says. ``manifest()`` says what is inside (versions, sources, GPU architectures with native kernels).
 
-(This file is buildsys/libs_package_init.py in pytinytensor's repository; ci/build_cuda_libs.py
+(This file is buildsys/libs_package_init.py in pytinytensor's repository; ci/release/build_cuda_libs.py
 installs it as the package's __init__.py next to manifest.json and lib/.)
 """
 

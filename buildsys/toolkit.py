@@ -171,7 +171,7 @@ def discover(required_major: int | None, env=None) -> Toolkit:
     """The toolkit to build with; ``required_major`` None means any CUDA (12 or newer)."""
     places, notes = search_places(env)
     fix = (
-        f"install CUDA {required_major} and set CUDA_HOME to it (on Debian, ci/install-cuda12.sh installs "
+        f"install CUDA {required_major} and set CUDA_HOME to it (on Debian, ci/release/install-cuda12.sh installs "
         "the project's pinned toolchain)"
         if required_major
         else "install a CUDA toolkit (12 or 13) and set CUDA_HOME, or pip install pytinytensor-cu12 for a prebuilt wheel"

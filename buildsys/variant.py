@@ -10,7 +10,7 @@ TINYTENSOR_CUDA_LIBS      "toolkit" (default): the extension loads the libraries
                                    was built against
                           "dist"   (release wheels of a -cuNN variant): it loads them from
                                    pytinytensor-cuNN-libs, a dependency (buildsys/cuda_libs.py);
-                                   only for wheels that ci/repair_wheel.py repairs
+                                   only for wheels that ci/release/repair_wheel.py repairs
 
 An sdist of a -cuNN variant records it (buildsys/recorded_variant.json, written by the sdist
 command), so that `pip install pytinytensor-cu12 --no-binary pytinytensor-cu12` builds the strict

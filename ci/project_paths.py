@@ -1,5 +1,6 @@
-"""Where the ci/ scripts find things: the repository, the cache folder outside it
-(PYTINYTENSOR_CACHE, as ci/nox.sh and the shell scripts read it), and copies of the working tree."""
+"""Where the ci/ scripts (ci/release/, ci/dev/) find things: the repository, the cache folder outside
+it (PYTINYTENSOR_CACHE, else $XDG_CACHE_HOME/pytinytensor, else ~/.cache/pytinytensor: the rule
+ci/nox.sh and the shell scripts follow), and copies of the working tree."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
+CACHE = Path(
+    os.environ.get("PYTINYTENSOR_CACHE")
+    or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytinytensor"
+)
 
 
 def copy_worktree(dest: Path) -> int:

@@ -41,9 +41,9 @@ def test_one_definition_names_the_distribution_and_its_libraries():
 
 
 def test_the_lock_pins_exactly_the_sources():
-    lock = (ROOT / "ci" / "locks" / "cuda-libs-cu12.txt").read_text()
+    lock = (ROOT / "ci" / "release" / "locks" / "cuda-libs-cu12.txt").read_text()
     pinned = sorted(line.split()[0] for line in lock.splitlines() if "==" in line and not line.startswith("#"))
-    assert pinned == sorted(LIBS.sources), "run ci/locks/update.sh"
+    assert pinned == sorted(LIBS.sources), "run ci/release/locks/update.sh"
 
 
 def test_a_release_build_depends_on_the_exact_library_distribution():

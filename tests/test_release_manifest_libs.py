@@ -1,6 +1,6 @@
-"""The CUDA library wheel in the release's files: its entries in ci/release_manifest.py's table (a
+"""The CUDA library wheel in the release's files: its entries in ci/release/release_manifest.py's table (a
 pattern: auditwheel may add older manylinux tags to its name), record and verify with it, and
-ci/libs_published.py against a real package index (pypiserver on 127.0.0.1, the `release`
+ci/release/libs_published.py against a real package index (pypiserver on 127.0.0.1, the `release`
 dependency group; skipped where pypi-server is not on PATH)."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 # Imported with the checkout on sys.path only while importing: left there, importlib.metadata would
 # also read the checkout's *.egg-info (tests/release checks an installed wheel's metadata).
 _saved_path = list(sys.path)
-sys.path[:0] = [str(ROOT), str(ROOT / "ci")]
+sys.path[:0] = [str(ROOT), str(ROOT / "ci" / "release")]
 try:
     import libs_published
     import release_manifest
@@ -135,7 +135,7 @@ def test_verify_refuses_a_recorded_name_outside_the_table(tmp_path, monkeypatch)
         release_manifest.main(["verify", "--tag", TAG, "--dir", str(tmp_path), "--job", "cuda-libs-x86_64"])
 
 
-# ---------------------------------------------------------------------------- ci/libs_published.py
+# ---------------------------------------------------------------------------- ci/release/libs_published.py
 PUBLISHED = b"the libraries as published"
 
 
@@ -216,7 +216,7 @@ def test_a_file_the_index_lacks_is_kept(index, tmp_path, capsys):
 def test_the_command_line_runs_as_the_workflow_runs_it(index, tmp_path):
     dist = dist_with(tmp_path, {FLOOR_ONLY: PUBLISHED, AARCH64: b"new"})
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "ci" / "libs_published.py"), "--index-url", index, "--dir", str(dist)],
+        [sys.executable, str(ROOT / "ci" / "release" / "libs_published.py"), "--index-url", index, "--dir", str(dist)],
         capture_output=True,
         text=True,
     )

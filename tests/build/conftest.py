@@ -2,7 +2,7 @@
 
 These tests build for real (nvcc, a C++ compiler, fresh virtual environments) and take minutes,
 so they run in `nox -s build_faults` (which sets TT_BUILD_TESTS=1) rather than with the unit
-tests. Toolkits: the project's pinned CUDA 12 from ci/install-cuda12.sh, and CUDA 13 from this
+tests. Toolkits: the project's pinned CUDA 12 from ci/release/install-cuda12.sh, and CUDA 13 from this
 machine's /usr/local/cuda completed with PyPI's cuBLAS 13 wheel.
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "ci"))
-import cuda13  # noqa: E402 - ci/cuda13.py: cuBLAS 13 from PyPI, shared with the GPU rehearsal
+sys.path[:0] = [str(ROOT / "ci" / "dev"), str(ROOT / "ci")]
+import cuda13  # noqa: E402 - ci/dev/cuda13.py: cuBLAS 13 from PyPI, shared with the GPU rehearsal
 
 
 if os.environ.get("TT_BUILD_TESTS") != "1":
@@ -48,7 +48,7 @@ def cu12_sdist(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def cuda12() -> Path:
     """The pinned CUDA 12 toolchain (installed on first use, reused after)."""
-    out = subprocess.run([str(ROOT / "ci" / "install-cuda12.sh")], check=True, capture_output=True, text=True)
+    out = subprocess.run([str(ROOT / "ci" / "release" / "install-cuda12.sh")], check=True, capture_output=True, text=True)
     return Path(out.stdout.strip().splitlines()[-1].split("=", 1)[1])
 
 

@@ -1,4 +1,4 @@
-"""ci/install-cuda12.sh deletes and remakes its PREFIX: never one holding files it did not make.
+"""ci/release/install-cuda12.sh deletes and remakes its PREFIX: never one holding files it did not make.
 
 Runs the real script; the tools that would download (apt-get, pip, uv, dnf) are replaced on PATH by
 stubs that log their call and fail, so that this test fetches nothing even if the guard breaks.
@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "ci" / "install-cuda12.sh"
+SCRIPT = Path(__file__).resolve().parents[2] / "ci" / "release" / "install-cuda12.sh"
 
 
 def test_a_prefix_holding_someone_elses_files_is_refused_and_kept(tmp_path):

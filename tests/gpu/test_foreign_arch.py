@@ -2,7 +2,7 @@
 first fused kernel), HAS_CUDA is false with the reason, and the library runs on CuPy's kernels
 while float matmuls still go through the extension's cuBLAS.
 
-The foreign build is real: ``ci/gpu_check.py --build-inplace`` compiles a second copy of the tree
+The foreign build is real: ``ci/release/gpu_check.py --build-inplace`` compiles a second copy of the tree
 for an architecture the GPU cannot run (SASS only, no PTX) and names it in
 TINYTENSOR_FOREIGN_ARCH_TREE.
 """
@@ -58,7 +58,9 @@ def _run(*args):
 
 def test_a_build_without_this_gpus_architecture_is_found_at_start_up(gpu_extension):
     if not TREE:
-        pytest.skip(reason="TINYTENSOR_FOREIGN_ARCH_TREE is not set (ci/gpu_check.py --build-inplace builds one)")
+        pytest.skip(
+            reason="TINYTENSOR_FOREIGN_ARCH_TREE is not set (ci/release/gpu_check.py --build-inplace builds one)"
+        )
     proc = _run("-c", SCRIPT)
     assert proc.returncode == 0, proc.stderr
     facts = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -1,4 +1,4 @@
-"""ci/check_wheel.py rejects wheels that break the contract: the repaired wheel and the library
+"""ci/release/check_wheel.py rejects wheels that break the contract: the repaired wheel and the library
 wheel pass, and copies of them with a driver library or a CUDA library added, or a too-new platform
 tag, fail, each with its reason.
 
@@ -21,7 +21,7 @@ if not WHEEL:
     pytest.skip(reason="needs a repaired CUDA wheel (TT_REPAIRED_WHEEL): release rehearsal", allow_module_level=True)
 
 _saved_path = list(sys.path)
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci" / "release"))
 try:
     import check_wheel  # it puts the checkout on sys.path too: both are removed again below
 finally:

@@ -1,7 +1,7 @@
 """Offline checks of the CI configuration: zizmor (pedantic persona) on the workflows, the local
 actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
 configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
-cibuildwheel would build against the release's table (ci/release_manifest.py), and release.yml's
+cibuildwheel would build against the release's table (ci/release/release_manifest.py), and release.yml's
 matrices (wheels, cuda-libs, the GPU smoke test's Pythons) and the GPU smoke lock's inputs against
 that table and the cu12 variant. Run by `nox -s workflows`."""
 
@@ -14,8 +14,8 @@ import tempfile
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "ci")]
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "ci" / "release")]
 import release_manifest  # noqa: E402
 
 INTENDED = {
@@ -45,7 +45,7 @@ def check_release_tables() -> None:
         archs = [entry["arch"] for entry in entries]
         if sorted(archs) != sorted(release_manifest.ARCHS):
             raise SystemExit(
-                f"release.yml's {job} job builds for {archs}; ci/release_manifest.py ARCHS is {release_manifest.ARCHS}"
+                f"release.yml's {job} job builds for {archs}; ci/release/release_manifest.py ARCHS is {release_manifest.ARCHS}"
             )
         runners[job] = {entry["arch"]: entry["runner"] for entry in entries}
     # Each library wheel is built, and each per-Python wheel tested against it, on its own architecture.
@@ -60,12 +60,12 @@ def check_release_tables() -> None:
         raise SystemExit(
             f"release.yml's GPU smoke test runs Python {smoke}, not the lowest and highest supported {ends}"
         )
-    lines = (ROOT / "ci" / "locks" / "gpu-smoke.in").read_text().splitlines()
+    lines = (ROOT / "ci" / "release" / "locks" / "gpu-smoke.in").read_text().splitlines()
     inputs = sorted(line.strip() for line in lines if line.strip() and not line.startswith("#"))
     cu12 = sorted(from_env({"TINYTENSOR_CUDA_VARIANT": "cu12"}).install_requires())
     if inputs != cu12:
         raise SystemExit(
-            f"ci/locks/gpu-smoke.in lists {inputs}, the cu12 wheel depends on {cu12}: update it and the lock"
+            f"ci/release/locks/gpu-smoke.in lists {inputs}, the cu12 wheel depends on {cu12}: update it and the lock"
         )
 
 

@@ -1,10 +1,10 @@
 """Build pytinytensor-cuNN-libs: the CUDA runtime libraries of the release wheels, once per
 architecture, in one Python-independent wheel (py3-none-manylinux_2_28_<arch>).
 
-    python ci/build_cuda_libs.py --arch x86_64 --out DIR [--major 12]
+    python ci/release/build_cuda_libs.py --arch x86_64 --out DIR [--major 12]
 
   1. NVIDIA's wheels named in buildsys/cuda_libs.py, downloaded with pip from their hash lock
-     (ci/locks/cuda-libs-cuNN.txt) for the target architecture, into the cache
+     (ci/release/locks/cuda-libs-cuNN.txt) for the target architecture, into the cache
   2. their cudart, cuBLASLt and cuBLAS, renamed (libcublas.so.12 -> libcublas-tinytensor.so.12:
      soname, the file name, and each other's DT_NEEDED entries), RUNPATH $ORIGIN
   3. the package tinytensor_cuNN_libs: buildsys/libs_package_init.py as its __init__.py, a
@@ -32,12 +32,12 @@ import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(HERE))
+ROOT = HERE.parents[1]
+sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]  # buildsys; this folder; ci/ (project_paths)
 from fatbin_archs import fatbin_archs  # noqa: E402
 from project_paths import CACHE  # noqa: E402
-from wheel_files import EPOCH, sha256, write_wheel  # noqa: E402
+from release_manifest import sha256  # noqa: E402
+from wheel_files import EPOCH, write_wheel  # noqa: E402
 
 from buildsys.cuda_libs import LibsDist, for_major  # noqa: E402
 
@@ -156,7 +156,7 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
     ]
     (dist_info / "METADATA").write_text("\n".join(metadata))
     (dist_info / "WHEEL").write_text(
-        "Wheel-Version: 1.0\nGenerator: pytinytensor ci/build_cuda_libs.py\nRoot-Is-Purelib: false\n"
+        "Wheel-Version: 1.0\nGenerator: pytinytensor ci/release/build_cuda_libs.py\nRoot-Is-Purelib: false\n"
         f"Tag: py3-none-linux_{arch}\n"
     )
     return manifest

@@ -1,6 +1,6 @@
 """Before an upload: which CUDA library wheels the package index already holds.
 
-    python ci/libs_published.py --index-url SIMPLE_URL --dir dist
+    python ci/release/libs_published.py --index-url SIMPLE_URL --dir dist
 
 The pytinytensor-cuNN-libs version is its own (buildsys/cuda_libs.py), not the release's, so a
 release that keeps the CUDA pin builds the same file again (the build is reproducible). For each
@@ -18,7 +18,6 @@ Any other answer from the index fails. Standard library only; the index comes fr
 from __future__ import annotations
 
 import argparse
-import hashlib
 import html.parser
 import json
 import re
@@ -27,6 +26,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
+
+from release_manifest import sha256  # this folder: one sha256 for every release script
 
 LIBS_WHEEL = "pytinytensor_cu*_libs-*.whl"
 ACCEPT = "application/vnd.pypi.simple.v1+json, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1"
@@ -49,14 +50,6 @@ class Links(html.parser.HTMLParser):
 def project_of(wheel: str) -> str:
     """pytinytensor_cu12_libs-12.9.3.13-py3-none-...whl -> pytinytensor-cu12-libs (PEP 503 normalized)."""
     return re.sub(r"[-_.]+", "-", wheel.split("-", 1)[0]).lower()
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def published(index_url: str, project: str) -> dict[str, str | None]:

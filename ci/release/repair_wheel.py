@@ -1,6 +1,6 @@
 """cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist.
 
-    python ci/repair_wheel.py WHEEL DEST_DIR
+    python ci/release/repair_wheel.py WHEEL DEST_DIR
 
   1. the extension's DT_NEEDED entries for cudart and cuBLAS are renamed to the names of
      pytinytensor-cuNN-libs (libcublas.so.12 -> libcublas-tinytensor.so.12, buildsys/cuda_libs.py),
@@ -9,7 +9,7 @@
   2. `auditwheel repair` checks the wheel against the manylinux policy and tags it; those libraries
      and the driver are excluded, so nothing of CUDA is grafted and the wheel stays small
 
-Needs patchelf and auditwheel (on PATH, or importable by this Python). ci/check_wheel.py then
+Needs patchelf and auditwheel (on PATH, or importable by this Python). ci/release/check_wheel.py then
 holds the result to the wheel contract.
 """
 

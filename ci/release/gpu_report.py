@@ -49,7 +49,7 @@ def bench_table(bench) -> list[str]:
 
 def render_report(s: dict, check: Checker, args) -> str:
     lines = [f"# GPU check, {s['date'][:10]}", ""]
-    command = "python3 ci/gpu_check.py " + " ".join(
+    command = "python3 ci/release/gpu_check.py " + " ".join(
         (["--build-inplace"] if args.build_inplace else [])
         + ([f"--wheels {args.wheels}"] if args.wheels else [])
         + ([f"--archs {args.archs}"] if args.archs else [])

@@ -1,4 +1,4 @@
-"""ci/gpu_check.py exactly as the lent GPU machine runs it, here, without a GPU.
+"""ci/release/gpu_check.py exactly as the lent GPU machine runs it, here, without a GPU.
 
 Run by `nox -s gpu_rehearsal` inside a Python 3.12 environment like that machine's (see
 DEVICE_PACKAGES in noxfile.py): cuBLAS 13 made importable as the nvidia-cublas wheel would be, a
@@ -7,7 +7,7 @@ untracked ones git does not ignore, and the carried folder). Passes when the bui
 CUDA 13, the extension imports, and every failure is only for want of a GPU: then on the GPU
 machine only the GPU's presence can change the result.
 
-    python ci/gpu_rehearsal.py [--cuda13-from-pip] [--out DIR]
+    python ci/dev/gpu_rehearsal.py [--cuda13-from-pip] [--out DIR]
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ import tempfile
 import time
 from pathlib import Path
 
-import cuda13
-from project_paths import ROOT, copy_worktree
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ci/: project_paths
+import cuda13  # noqa: E402
+from project_paths import ROOT, copy_worktree  # noqa: E402
 
 DEVICE_COMMAND = ["--build-inplace", "--wheels", ".gpu-wheels", "--archs", "90"]  # as README's device command
 EXPECTED = {  # each step's outcome on a machine without a GPU
@@ -88,7 +89,7 @@ def main(argv=None) -> int:
     cuda_home = cuda13.toolkit(from_pip=args.cuda13_from_pip)
     print(f"CUDA 13 toolkit: {cuda_home}", flush=True)
     subprocess.run(
-        ["bash", str(ROOT / "ci" / "gpu-wheels.sh")], env=dict(os.environ, PYTHON=sys.executable), check=True
+        ["bash", str(ROOT / "ci" / "dev" / "gpu-wheels.sh")], env=dict(os.environ, PYTHON=sys.executable), check=True
     )
 
     work = Path(args.out or tempfile.mkdtemp(prefix="tt-gpu-rehearsal-")).resolve()
@@ -99,7 +100,7 @@ def main(argv=None) -> int:
     for old in (out, returned):
         shutil.rmtree(old, ignore_errors=True)
     print(f"copied {files} files of the working tree to {tree}", flush=True)
-    command = [sys.executable, "ci/gpu_check.py", *DEVICE_COMMAND, "--out", str(out), "--bundle", str(returned)]
+    command = [sys.executable, "ci/release/gpu_check.py", *DEVICE_COMMAND, "--out", str(out), "--bundle", str(returned)]
     check_started = time.monotonic()
     status = subprocess.run(command, cwd=tree, env=dict(os.environ, CUDA_HOME=str(cuda_home))).returncode
     check_seconds = time.monotonic() - check_started

@@ -1,5 +1,5 @@
 """Unpack a wheel into a folder and pack a folder into a wheel, reproducibly (one copy for
-ci/build_cuda_libs.py and ci/repair_wheel.py)."""
+ci/release/build_cuda_libs.py, ci/release/repair_wheel.py and the rehearsal's next release)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,6 @@ from pathlib import Path
 # Fixed timestamps make a wheel reproducible: the same inputs give the same bytes, so a release can
 # tell the published library distribution from a different build of the same version.
 EPOCH = 315532800  # 1980-01-01, the earliest time a ZIP file can hold
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def unpack(wheel: Path, tree: Path) -> None:

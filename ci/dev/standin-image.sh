@@ -5,7 +5,7 @@
 # PATH) plus zig, which links the binding against glibc 2.28 so the manylinux_2_28 floor holds.
 # What it cannot prove: the floor of the real AlmaLinux 8 image (GitHub's run does).
 #
-# Usage: DOCKER_HOST=... ci/standin-image.sh ENGINE   (prints the image name; reuses an existing one)
+# Usage: DOCKER_HOST=... ci/dev/standin-image.sh ENGINE   (prints the image name; reuses an existing one)
 set -euo pipefail
 engine=${1:-docker}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -20,7 +20,7 @@ cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
 rootfs=$cache/standin-rootfs
 rm -rf "$rootfs"
 mkdir -p "$rootfs"
-mirror=$("$here/debian-mirror.sh")
+mirror=$("$here/../release/debian-mirror.sh")
 log "debootstrap bookworm from $mirror (a few minutes)"
 debootstrap --variant=minbase \
   --include=python3,python3-venv,python3-dev,g++,make,ca-certificates,binutils,git,unzip,xz-utils,curl,file \

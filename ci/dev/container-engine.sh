@@ -5,7 +5,7 @@
 #   docker: Debian's docker.io, installed if missing (root, apt-get), dockerd started by hand
 #           with its state under STATE_DIR (no systemd on these machines)
 #   podman: tried when docker cannot start
-# Usage: ci/container-engine.sh STATE_DIR [stop]   (stop: end a dockerd this script started)
+# Usage: ci/dev/container-engine.sh STATE_DIR [stop]   (stop: end a dockerd this script started)
 set -uo pipefail
 state=${1:?usage: container-engine.sh STATE_DIR [stop]}
 mkdir -p "$state"

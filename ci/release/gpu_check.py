@@ -4,8 +4,8 @@ digits example on cuda, and the GPU benchmarks; logs, summary.json and report.md
     # a GPU box with network: nox builds and installs a wheel, then calls this
     TINYTENSOR_REQUIRE_GPU=1 ci/nox.sh -s tests_gpu
     # the GPU machine lent here (CUDA 13, cupy-cuda13x, no network, no pip index): build in place,
-    # install the carried test wheels (ci/gpu-wheels.sh) offline, and return three files
-    python3 ci/gpu_check.py --build-inplace --wheels .gpu-wheels --archs 90 --out /tmp/gpu-check --bundle "$OUT"
+    # install the carried test wheels (ci/dev/gpu-wheels.sh) offline, and return three files
+    python3 ci/release/gpu_check.py --build-inplace --wheels .gpu-wheels --archs 90 --out /tmp/gpu-check --bundle "$OUT"
     # its rehearsal on a machine without a GPU (CUDA 13 toolkit, device-like environment)
     ci/nox.sh -s gpu_rehearsal
 
@@ -42,12 +42,14 @@ import time
 import traceback
 from pathlib import Path
 
-from carried_wheels import install_wheels
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ci/: pytest_summary
+import pytest_summary  # noqa: E402
+from carried_wheels import install_wheels  # noqa: E402
 from gpu_outcomes import classify_plain, classify_pytest, gpu_facts, read_junit, says_gpu_absent
 from gpu_report import bench_rows, render_report
 from gpu_steps import Checker
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXIT_PASS, EXIT_FAIL, EXIT_GPU_ABSENT = 0, 1, 3
 
 
@@ -79,7 +81,7 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--wheels",
         metavar="DIR",
-        help="install the wheels in DIR (ci/gpu-wheels.sh) offline into a temporary folder put on PYTHONPATH",
+        help="install the wheels in DIR (ci/dev/gpu-wheels.sh) offline into a temporary folder put on PYTHONPATH",
     )
     parser.add_argument("--budget", type=float, default=420, help="seconds for all steps together (default 420)")
     parser.add_argument(
@@ -134,9 +136,9 @@ def run_steps(check: Checker, args, state: dict) -> None:
         OPENBLAS_NUM_THREADS="1",
         PYTHONUNBUFFERED="1",
         TINYTENSOR_EXPECT_BACKEND="full",
-        TT_PYTEST_SUMMARY=str(out / "pytest-summary.json"),
+        **pytest_summary.env(out / pytest_summary.FILE),
     )
-    for stale in ("pytest-summary.json", "pytest.xml", "bench_gpu.json", "diagnostics.json"):
+    for stale in (pytest_summary.FILE, "pytest.xml", "bench_gpu.json", "diagnostics.json"):
         (out / stale).unlink(missing_ok=True)
     cwd = Path(tempfile.gettempdir())  # keep the source tree off sys.path unless asked for
 
@@ -330,9 +332,9 @@ def finish(check: Checker, args, state: dict) -> int:
     smi = check.log_text("nvidia-smi").strip().splitlines()
     if smi and next((s for s in check.steps if s["step"] == "nvidia-smi"), {}).get("exit") == 0:
         summary["nvidia_smi"] = smi[0]
-    path = out / "pytest-summary.json"  # written by tests/conftest.py
-    if path.exists():
-        summary["pytest"] = json.loads(path.read_text())
+    result = pytest_summary.read(out / pytest_summary.FILE)
+    if result is not None:
+        summary["pytest"] = result
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     report = render_report(summary, check, args)
     (out / "report.md").write_text(report)

@@ -1,7 +1,7 @@
 """The contract every published pytinytensor CUDA wheel must meet, checked file by file: the
 per-Python pytinytensor-cuNN wheels and the per-architecture pytinytensor-cuNN-libs wheel.
 
-    python ci/check_wheel.py [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL...
+    python ci/release/check_wheel.py [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL...
 
 What the packaging tools already know, they check:
 - `auditwheel show --json`: the wheel qualifies for the intended manylinux floor (overall and
@@ -26,7 +26,7 @@ For the library wheel (Python-independent: py3-none):
   upstream CUDA soname; manifest.json's versions and sha256s match the files and the metadata
 
 Needs pyelftools, auditwheel, check-wheel-contents and twine (pyproject's `wheel-test` group,
-ci/locks/wheel-test.txt). Exit status 1 on any failure.
+ci/release/locks/wheel-test.txt). Exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from release_manifest import sha256
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from buildsys.cuda_libs import LIBS  # noqa: E402
 
 CUDA_LIBRARY = re.compile(r"(^|/)lib(cudart|cublas|cublasLt)[-.]")

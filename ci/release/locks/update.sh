@@ -5,19 +5,19 @@
 #   wheel-test.txt  the `wheel-test` dependency group (cibuildwheel's before-test, the rehearsal's test installs)
 #   gpu-smoke.txt   the `test` group plus the cu12 wheel's dependencies (gpu-smoke.in): release.yml's GPU job
 #   cuda-libs-cu12.txt  NVIDIA's wheels that pytinytensor-cu12-libs is made of (buildsys/cuda_libs.py):
-#                   ci/build_cuda_libs.py downloads them with --require-hashes
+#                   ci/release/build_cuda_libs.py downloads them with --require-hashes
 # One universal lock each (markers where Pythons differ): build.txt and wheel-test.txt for every
 # Python the release builds ([tool.cibuildwheel] build: cp310..cp313, so >= 3.10); release.txt for
 # the Pythons the tools run on (>= 3.11: cibuildwheel 4 needs it; nox's release session is 3.11,
 # release.yml's jobs 3.12).
 #
-#   ci/locks/update.sh           rewrite the locks (pins move to the newest allowed versions)
-#   ci/locks/update.sh --check   recompile into a temporary folder, keeping the current pins, and
+#   ci/release/locks/update.sh           rewrite the locks (pins move to the newest allowed versions)
+#   ci/release/locks/update.sh --check   recompile into a temporary folder, keeping the current pins, and
 #                                fail if any lock would change (tests/release/test_locks.py)
 # Needs uv (pyproject's `nox` group; ci/nox.sh puts it on PATH).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
-locks=ci/locks
+cd "$(dirname "$0")/../../.."
+locks=ci/release/locks
 NAMES="release build wheel-test gpu-smoke cuda-libs-cu12"
 out=$locks
 if [ "${1:-}" = "--check" ]; then
@@ -30,7 +30,7 @@ compile() {  # compile NAME LOWEST-PYTHON INPUT-ARGS...
   local name=$1 python=$2
   shift 2
   "$uv" pip compile --quiet --universal --python-version "$python" --generate-hashes --no-emit-index-url \
-    --custom-compile-command "ci/locks/update.sh" -o "$out/$name.txt" "$@"
+    --custom-compile-command "ci/release/locks/update.sh" -o "$out/$name.txt" "$@"
 }
 compile release 3.11 --group pyproject.toml:release
 compile wheel-test 3.10 --group pyproject.toml:wheel-test
@@ -46,9 +46,9 @@ rm -f "$requires"
 if [ "$out" != "$locks" ]; then
   for name in $NAMES; do
     if ! diff -u "$locks/$name.txt" "$out/$name.txt"; then
-      echo "ci/locks/$name.txt is not current against pyproject.toml: run ci/locks/update.sh" >&2
+      echo "ci/release/locks/$name.txt is not current against pyproject.toml: run ci/release/locks/update.sh" >&2
       exit 1
     fi
   done
-  echo "ci/locks: $NAMES are current against pyproject.toml and buildsys/cuda_libs.py"
+  echo "ci/release/locks: $NAMES are current against pyproject.toml and buildsys/cuda_libs.py"
 fi

@@ -1,4 +1,4 @@
-"""The carried test wheels (ci/gpu-wheels.sh) installed offline for the GPU check: pip --target a
+"""The carried test wheels (ci/dev/gpu-wheels.sh) installed offline for the GPU check: pip --target a
 temporary folder that goes first on PYTHONPATH, so the machine's own environment is never changed."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 from gpu_steps import Checker
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def install_wheels(check: Checker, folder: Path, env: dict) -> tuple[dict, str | None]:
     """pip install --no-index --no-deps --target a temporary folder; (step, that folder or None)."""
     wheels = sorted(folder.glob("*.whl"))
     if not wheels:
-        step = check.skip("wheels", f"no .whl files in {folder} (run ci/gpu-wheels.sh)")
+        step = check.skip("wheels", f"no .whl files in {folder} (run ci/dev/gpu-wheels.sh)")
         step["outcome"] = "failed"
         return step, None
     target = tempfile.mkdtemp(prefix="tt-gpu-wheels-")

@@ -30,15 +30,15 @@ import sys
 from pathlib import Path
 
 # buildsys/cuda_libs.py names the CUDA library distribution (standard library only, like this file)
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from buildsys.cuda_libs import LIBS  # noqa: E402
 
-# What a release publishes. ci/check_workflows.py holds the rest to this table: cibuildwheel must
+# What a release publishes. ci/dev/check_workflows.py holds the rest to this table: cibuildwheel must
 # build exactly PYTHON_TAGS x ARCHS, release.yml's `wheels` and `cuda-libs` matrices must list ARCHS,
 # and its GPU smoke test must run the lowest and the highest of PYTHON_TAGS. (Standard library only,
 # Python >= 3.11: the GPU runner runs it with the oldest supported Python.)
 WHEEL_DIST = "pytinytensor-cu12"
-WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/repair_wheel.py's --plat, held by ci/check_wheel.py
+WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/release/repair_wheel.py's --plat, held by ci/release/check_wheel.py
 ARCHS = ("x86_64", "aarch64")
 PYTHON_TAGS = ("cp311", "cp312", "cp313", "cp314")
 # Source distributions: one per name, what pip falls back to where no wheel fits. The cu12 one
@@ -46,10 +46,10 @@ PYTHON_TAGS = ("cp311", "cp312", "cp313", "cp314")
 # plain pytinytensor has no wheel yet: when it has, its job and file go into expected_by_job.)
 SDISTS = ("pytinytensor", "pytinytensor-cu12")
 # The CUDA libraries of the pytinytensor-cu12 wheels (buildsys/cuda_libs.py): one Python-independent
-# wheel per architecture (job cuda-libs-<arch>, ci/build_cuda_libs.py), which every per-Python wheel
+# wheel per architecture (job cuda-libs-<arch>, ci/release/build_cuda_libs.py), which every per-Python wheel
 # requires at exactly this version. Its version is its own (cuBLAS's), not the release's: a release
 # that keeps it publishes the same file again, and the publishing jobs skip what the index already
-# holds with the same sha256 (ci/libs_published.py).
+# holds with the same sha256 (ci/release/libs_published.py).
 CUDA_LIBS = LIBS[12]
 
 
@@ -67,7 +67,7 @@ def libs_wheel_pattern(arch: str) -> re.Pattern[str]:
     """The CUDA library wheel's name for `arch`: exact but for its platform tags. auditwheel tags it
     with the floor (WHEEL_PLATFORM) and adds the oldest manylinux tag its libraries qualify for, with
     that tag's legacy alias, sorted (manylinux_2_27_x86_64.manylinux_2_28_x86_64); so the floor must
-    be there and any other tag must be a manylinux tag of the same architecture (ci/check_wheel.py,
+    be there and any other tag must be a manylinux tag of the same architecture (ci/release/check_wheel.py,
     run before `record`, refuses one newer than the floor)."""
     tag = f"manylinux(?:_\\d+_\\d+|1|2010|2014)_{re.escape(arch)}"
     floor = re.escape(WHEEL_PLATFORM.format(arch=arch))

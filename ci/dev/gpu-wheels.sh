@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pure-Python wheels the test suite needs that the lent GPU machine (Python 3.12, no network)
 # lacks, downloaded here into .gpu-wheels/ (ignored by git), for a device command to name in
-# `carry` and `ci/gpu_check.py --wheels .gpu-wheels` to install offline.
+# `carry` and `ci/release/gpu_check.py --wheels .gpu-wheels` to install offline.
 #
 #   array-api-strict  the "strict:device1" fake device of the op suite (tests/conftest.py); not there
 #   tqdm              tinytensor's dependency for progress bars (tests/test_utils.py); listed as
@@ -11,7 +11,7 @@
 # kept (two would stop the install). About 0.3 MB in all: far below the 64 MiB a run may carry.
 set -euo pipefail
 PINS=(array-api-strict==2.6.1 tqdm==4.70.1)
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 dest=${1:-.gpu-wheels}
 python=${PYTHON:-python3}
 mkdir -p "$dest"

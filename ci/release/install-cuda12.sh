@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the pinned CUDA 12 toolchain (ci/cuda12-versions.env) on this machine and print
+# Install the pinned CUDA 12 toolchain (ci/release/cuda12-versions.env) on this machine and print
 # `export CUDA_HOME=...` as the last line.
 #
 #   Debian (this project's dev and CI machines): nvcc from Debian trixie's non-free
@@ -9,14 +9,14 @@
 #   RHEL family (manylinux_2_28 containers): NVIDIA's dnf repository, whose URL comes from
 #     $CUDA_RHEL_REPO (workflow configuration), never from this file.
 #
-# Usage: ci/install-cuda12.sh [PREFIX]   (default: ~/.cache/pytinytensor/cuda-<version>)
+# Usage: ci/release/install-cuda12.sh [PREFIX]   (default: ~/.cache/pytinytensor/cuda-<version>)
 # The Debian path needs apt-get and dpkg (no root: APT state is private); RHEL needs root.
 # Idempotent: a complete PREFIX is reused. An incomplete one is deleted and made again only if this
 # script made it (its marker file, .pytinytensor-cuda12, is there) or it is empty; any other
 # existing PREFIX is refused, since it may hold someone else's files.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=ci/cuda12-versions.env
+# shellcheck source=ci/release/cuda12-versions.env
 . "$here/cuda12-versions.env"
 cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
 prefix=${1:-$cache/cuda-$CUDA_VERSION}
@@ -66,7 +66,7 @@ fi
 work=$cache/cuda-$CUDA_VERSION-parts
 rm -rf "$prefix" "$work/root" "$work/pypi"
 mkdir -p "$work/apt/lists/partial" "$work/apt/archives/partial" "$work/debs" "$prefix"
-echo "made by ci/install-cuda12.sh, which may delete and remake this folder" >"$prefix/$marker"
+echo "made by ci/release/install-cuda12.sh, which may delete and remake this folder" >"$prefix/$marker"
 
 mirror=$("$here/debian-mirror.sh")
 echo "deb $mirror trixie non-free" >"$work/apt/sources.list"
