@@ -3,7 +3,8 @@ wheels, renamed so that no other CUDA install can stand in for them.
 
 tinytensor calls ``load()`` before it imports its extension, whose DT_NEEDED entries name these
 files' sonames: once loaded, the dynamic loader matches them by soname, whatever LD_LIBRARY_PATH
-says. ``manifest()`` says what is inside (versions, sources, GPU architectures with native kernels).
+says. They are loaded with RTLD_DEEPBIND, so each binds its symbols to its own dependencies first
+(our cuBLAS to our cuBLASLt) even where another package has put a cuBLAS in the global scope. ``manifest()`` says what is inside (versions, sources, GPU architectures with native kernels).
 
 (This file is buildsys/libs_package_init.py in pytinytensor's repository; ci/release/build_cuda_libs.py
 installs it as the package's __init__.py next to manifest.json and lib/.)
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -33,14 +35,19 @@ def library_paths() -> list[str]:
     return [str(LIB_DIR / entry["file"]) for entry in _MANIFEST["libraries"]]
 
 
+# RTLD_LOCAL adds nothing to the global scope; RTLD_DEEPBIND (glibc) looks symbols up in the
+# library's own dependencies before the global scope.
+MODE = os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
+
+
 def load() -> list[ctypes.CDLL]:
-    """Load every library once, by absolute path (RTLD_LOCAL: nothing is added to the global
-    symbol scope). Raises OSError naming the file that does not load."""
+    """Load every library once, by absolute path (``MODE``). Raises OSError naming the file that
+    does not load."""
     if not _loaded:
         handles = []
         for path in library_paths():
             try:
-                handles.append(ctypes.CDLL(path))
+                handles.append(ctypes.CDLL(path, mode=MODE))
             except OSError as exc:
                 raise OSError(f"{_MANIFEST['distribution']} {__version__}: {path} does not load: {exc}") from None
         _loaded.extend(handles)

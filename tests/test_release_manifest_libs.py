@@ -204,6 +204,16 @@ def test_other_bytes_under_a_published_name_fail_and_ask_for_a_new_version(index
     assert sorted(p.name for p in dist.iterdir()) == sorted([FLOOR_ONLY, AARCH64, "pytinytensor_cu12-2.0.0.tar.gz"])
 
 
+def test_another_build_of_the_version_under_other_tags_fails(index, tmp_path, capsys):
+    # FLOOR_ONLY is published: a rebuild of the same version for x86_64 that came out with an extra tag
+    # is a second build of one version, not a new file to add beside it
+    dist = dist_with(tmp_path, {WITH_2_27: b"a rebuild"})
+    assert libs_published.main(["--index-url", index, "--dir", str(dist)]) == 1
+    err = capsys.readouterr().err
+    assert WITH_2_27 in err and "another build of this version" in err
+    assert WITH_2_27 in {p.name for p in dist.iterdir()}
+
+
 def test_a_file_the_index_lacks_is_kept(index, tmp_path, capsys):
     absent_project = f"pytinytensor_cu13_libs-{VERSION}-py3-none-manylinux_2_28_x86_64.whl"  # 404 on the index
     dist = dist_with(tmp_path, {AARCH64: b"new", absent_project: b"new too"})

@@ -270,7 +270,7 @@ class CupyBackend(Backend):
     """CuPy arrays. Work is launched on the array's own device and that device's current stream.
 
     With the compiled extension (``ext``, the ``cuda_extension`` bridge), float matmuls run in its cuBLAS
-    on every GPU (CuPy's own cuBLAS is then never loaded: the cu12 wheel bundles one), and linear
+    on every GPU (CuPy's own cuBLAS is then never loaded: pytinytensor-cu12-libs provides one), and linear
     layers and the softmax cross-entropy use its fused kernels on the GPUs where they load
     (``fused``: the probe checked each GPU's architecture against the extension's fatbin).
     """
@@ -379,7 +379,15 @@ class CupyBackend(Backend):
         try:
             with self._on(x):
                 return x @ y
-        except ImportError as exc:  # CuPy's cuBLAS is not installed (the cu12 wheel brings its own, for floats)
+        except ImportError as exc:  # CuPy's cuBLAS is not installed (the cu12 install brings ours, for floats)
+            if self.ext is None:  # float matmuls would have run on the extension's cuBLAS: say why they did not
+                from . import cuda_extension
+
+                raise RuntimeError(
+                    f"matmul of {x.dtype} and {y.dtype} on the GPU needs cuBLAS: the extension's is not available "
+                    f"({cuda_extension.unavailable_reason()}; fix: {cuda_extension.unavailable_fix()}) and CuPy's "
+                    f"own is not installed ({exc})"
+                ) from None
             raise TypeError(
                 f"matmul of {x.dtype} and {y.dtype} on the GPU needs CuPy's own cuBLAS, which is not installed "
                 f"({exc}); use float32/float64, which run on the extension's cuBLAS, or pip install nvidia-cublas-cu12"

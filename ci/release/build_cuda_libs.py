@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,10 +92,18 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
     (dist_info / "licenses").mkdir(parents=True)
     members: dict[str, tuple[Path, str]] = {}  # path inside a source wheel -> (wheel, its requirement)
     licenses: dict[str, bytes] = {}
+    # e.g. cuBLAS 12.9's nvidia-cuda-nvrtc-cu12: cuBLASLt dlopens NVRTC for some kernels
+    requires: list[str] = []
     for wheel, requirement in zip(sources, libs.sources):
         with zipfile.ZipFile(wheel) as zf:
             for name in zf.namelist():
                 members[name] = (wheel, requirement)
+                if name.endswith(".dist-info/METADATA"):  # what the source wheels need, we need too
+                    for line in zf.read(name).decode().splitlines():
+                        name_of = re.split(r"[\s;<>=!~\[]", line.removeprefix("Requires-Dist:").strip())[0]
+                        inside = name_of.lower() in {source.split("==")[0].lower() for source in libs.sources}
+                        if line.startswith("Requires-Dist:") and line not in requires and not inside:
+                            requires.append(line)
                 if ".dist-info/" in name and Path(name).name.lower() in ("license.txt", "license"):
                     text = zf.read(name)
                     if text not in licenses.values():  # NVIDIA's wheels carry the same license: keep one copy
@@ -147,6 +156,7 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
         "License-Expression: LicenseRef-NVIDIA-Proprietary",
         *[f"License-File: licenses/{name}" for name in licenses],
         "Requires-Python: >=3.11",
+        *requires,
         "Classifier: Operating System :: POSIX :: Linux",
         f"Classifier: Environment :: GPU :: NVIDIA CUDA :: {libs.cuda_major}",
         "Description-Content-Type: text/plain",
@@ -178,7 +188,7 @@ def build(arch: str, out: Path, major: int = 12) -> tuple[Path, dict]:
         env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
         repair_started = time.monotonic()
         run(
-            sys.executable, "-m", "auditwheel", "repair", "--plat", PLAT.format(arch=arch),
+            sys.executable, "-m", "auditwheel", "repair", "--plat", PLAT.format(arch=arch), "--only-plat",
             "--exclude", "libcuda.so.1", "-w", str(repaired_dir), str(unrepaired), env=env,
         )  # fmt: skip
         repair_seconds = time.monotonic() - repair_started

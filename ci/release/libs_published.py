@@ -52,6 +52,16 @@ def project_of(wheel: str) -> str:
     return re.sub(r"[-_.]+", "-", wheel.split("-", 1)[0]).lower()
 
 
+def same_build(a: str, b: str) -> bool:
+    """Two wheel names of one project version for one architecture (whatever their other tags)."""
+
+    def arch(name: str) -> str:
+        stem = name.removesuffix(".whl")
+        return next((a for a in ("x86_64", "aarch64") if stem.endswith("_" + a)), stem.rsplit("_", 1)[-1])
+
+    return a.split("-")[1] == b.split("-")[1] and arch(a) == arch(b)
+
+
 def published(index_url: str, project: str) -> dict[str, str | None]:
     """The files the index holds for `project`: file name -> sha256 (None where it gives none).
     An empty dict for a project the index does not have (404)."""
@@ -107,7 +117,13 @@ def main(argv=None) -> int:
         if project not in pages:
             pages[project] = published(args.index_url, project)
         ours = sha256(wheel)
-        if wheel.name not in pages[project]:
+        siblings = [name for name in pages[project] if name != wheel.name and same_build(name, wheel.name)]
+        if wheel.name not in pages[project] and siblings:
+            # the same version for the same architecture under other tags: two builds of one version
+            print(f"::error::{wheel.name}: the index holds {', '.join(siblings)} for this version and architecture",
+                  flush=True)  # fmt: skip
+            conflicts.append(wheel.name)
+        elif wheel.name not in pages[project]:
             print(f"libs-published: {wheel.name}: not on the index: kept, to be uploaded")
         elif pages[project][wheel.name] == ours:
             already.append(wheel)
@@ -123,8 +139,8 @@ def main(argv=None) -> int:
         print(f"libs-published: {', '.join(unknown)}: compare the index's file with this build's", file=sys.stderr)
     if conflicts:
         print(
-            f"libs-published: {', '.join(conflicts)}: the index already holds another file under this name, and "
-            "an index never takes a file name twice. The CUDA libraries changed without a new version: bump the "
+            f"libs-published: {', '.join(conflicts)}: the index already holds another build of this version (under "
+            "this name or other tags), and an index never takes a file name twice. The CUDA libraries changed without a new version: bump the "
             "library distribution's version (a .postN suffix) in buildsys/cuda_libs.py",
             file=sys.stderr,
         )

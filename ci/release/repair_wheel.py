@@ -60,7 +60,8 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
         ours = {name.replace("-tinytensor", ""): name for name in libs["libraries"]}  # libcublas.so.12 -> ours
         needed = run(*tool("patchelf"), "--print-needed", str(extension)).split()
         replace = [arg for dep in needed if dep in ours for arg in ("--replace-needed", dep, ours[dep])]
-        missing = sorted(set(ours) - set(needed) - {"libcublasLt.so.12"})  # cuBLASLt comes through cuBLAS
+        through_cublas = {name for name in ours if name.startswith("libcublasLt.")}  # cuBLAS needs it, not we
+        missing = sorted(set(ours) - set(needed) - through_cublas)
         if missing:
             raise SystemExit(f"repair-wheel: the extension does not link {missing}: {needed}")
         rpath = f"$ORIGIN/../{libs['module']}/lib"
@@ -69,7 +70,9 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
         write_wheel(tree, patched)
         excludes = [arg for name in [*libs["libraries"], "libcuda.so.1"] for arg in ("--exclude", name)]
         dest.mkdir(parents=True, exist_ok=True)
-        run(*tool("auditwheel"), "repair", "--plat", plat, *excludes, "-w", str(dest), str(patched))
+        # --only-plat: the floor tag alone. Older tags would let pip pick this wheel on a glibc
+        # where its library wheel (glibc 2.27) cannot install, and break release_manifest's names.
+        run(*tool("auditwheel"), "repair", "--plat", plat, "--only-plat", *excludes, "-w", str(dest), str(patched))
     repaired = max(dest.glob(f"{wheel.name.split('-')[0]}-*.whl"), key=os.path.getmtime)
     log(
         f"{repaired.name}: {repaired.stat().st_size / 1e6:.2f} MB, needs {', '.join(libs['libraries'])} "

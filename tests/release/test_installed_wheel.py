@@ -149,6 +149,41 @@ def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
     _assert_from_libs_distribution(found["libs"])
 
 
+def test_a_cublas_another_package_loaded_globally_does_not_answer():
+    """PyTorch's libtorch_global_deps loads its cuBLAS RTLD_GLOBAL, with the same symbol and version
+    names as ours: without RTLD_DEEPBIND the extension's calls would bind to it (measured: 12.4's
+    answered). They must reach the library wheel's cuBLAS."""
+    cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
+    found = sorted(glob.glob("/usr/local/cuda-12*/lib64/libcublas.so.12")) + sorted(
+        str(p) for p in cache.glob("cuda-12*/lib64/libcublas.so.12")
+    )
+    if not found:
+        pytest.skip(reason="no other CUDA 12 cuBLAS on this machine to load first")
+    folder = Path(found[0]).parent
+    preload = (
+        "import ctypes, os\n"
+        f"for name in ('libcublasLt.so.12', 'libcublas.so.12'):\n"
+        f"    ctypes.CDLL(os.path.join({str(folder)!r}, name), mode=os.RTLD_GLOBAL)\n"
+    )
+    # the other cuBLAS's version (MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL), as the extension reports one
+    other = _run(
+        "import ctypes, json\nlib = ctypes.CDLL('libcublas.so.12')\nparts = []\n"
+        "for prop in (0, 1, 2):\n    v = ctypes.c_int()\n    lib.cublasGetProperty(prop, ctypes.byref(v))\n"
+        "    parts.append(v.value)\nprint(json.dumps(parts[0] * 10000 + parts[1] * 100 + parts[2]))",
+        prelude=preload,
+    )
+    major, minor, patch = (int(part) for part in WANTED["version"].split(".")[:3])
+    ours = major * 10000 + minor * 100 + patch
+    if other == ours:
+        pytest.skip(reason=f"the other cuBLAS in {folder} is our version too: the test could not tell them apart")
+    result = _run(
+        "import json\nfrom tinytensor import cuda_extension as c\n"
+        "assert c.ops is not None, c.unavailable_reason()\nprint(json.dumps(c.ops.cublas_version()))",
+        prelude=preload,
+    )
+    assert result == ours, f"cuBLAS {result} answered (the other is {other}), not {WANTED['version']}"
+
+
 def test_no_driver_library_is_installed():
     names = [p.name for p in LIBS.iterdir()]
     assert not [n for n in names if re.match(r"libcuda[-.]|libnvidia-", n)], names

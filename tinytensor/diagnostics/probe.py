@@ -27,7 +27,7 @@ def _cuda_libs_section() -> dict | None:
         "loaded": cuda_extension.CUDA_LIBS is not None,
     }
     if cuda_extension.CUDA_LIBS is None:
-        section["why_not"] = cuda_extension.CUDA_LIBS_ERROR
+        section["why_not"] = cuda_extension.CUDA_LIBS_ERROR or cuda_extension.unavailable_reason()
         return section
     archs = cuda_extension.CUDA_LIBS["cublas_archs"]
     section.update(

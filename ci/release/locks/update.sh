@@ -7,7 +7,7 @@
 #   cuda-libs-cu12.txt  NVIDIA's wheels that pytinytensor-cu12-libs is made of (buildsys/cuda_libs.py):
 #                   ci/release/build_cuda_libs.py downloads them with --require-hashes
 # One universal lock each (markers where Pythons differ): build.txt and wheel-test.txt for every
-# Python the release builds ([tool.cibuildwheel] build: cp310..cp313, so >= 3.10); release.txt for
+# Python the release builds ([tool.cibuildwheel] build: cp311..cp314, so >= 3.11); release.txt for
 # the Pythons the tools run on (>= 3.11: cibuildwheel 4 needs it; nox's release session is 3.11,
 # release.yml's jobs 3.12).
 #
@@ -33,11 +33,11 @@ compile() {  # compile NAME LOWEST-PYTHON INPUT-ARGS...
     --custom-compile-command "ci/release/locks/update.sh" -o "$out/$name.txt" "$@"
 }
 compile release 3.11 --group pyproject.toml:release
-compile wheel-test 3.10 --group pyproject.toml:wheel-test
-compile gpu-smoke 3.10 --group pyproject.toml:test "$locks/gpu-smoke.in"
+compile wheel-test 3.11 --group pyproject.toml:wheel-test
+compile gpu-smoke 3.11 --group pyproject.toml:test "$locks/gpu-smoke.in"
 requires=$(mktemp)
 python3 -c 'import tomllib; print("\n".join(tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"]))' >"$requires"
-compile build 3.10 "$requires"
+compile build 3.11 "$requires"
 sed -i "s|$requires|pyproject.toml [build-system].requires|g" "$out/build.txt"
 python3 -c 'from buildsys.cuda_libs import LIBS; print("\n".join(LIBS[12].sources))' >"$requires"
 compile cuda-libs-cu12 3.11 --no-deps "$requires"  # the libraries only: their wheels' own dependencies are not bundled
