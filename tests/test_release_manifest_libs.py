@@ -150,7 +150,9 @@ def index(tmp_path_factory):
     """pypiserver on 127.0.0.1 serving FLOOR_ONLY (PUBLISHED); yields its simple API URL."""
     server_exe = shutil.which("pypi-server")
     if server_exe is None:
-        pytest.skip("pypi-server is not on PATH (pyproject's `release` dependency group, e.g. .nox/release/bin)")
+        pytest.skip(
+            reason="pypi-server is not on PATH: the `release` session runs these (ci/release/libs_published.py)"
+        )
     packages = tmp_path_factory.mktemp("index-packages")
     (packages / FLOOR_ONLY).write_bytes(PUBLISHED)
     port = free_port()

@@ -88,6 +88,15 @@ def sh(command, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run(command, **kwargs)
 
 
+def python_tag(python: str) -> str:
+    """cp311 for a Python 3.11 interpreter."""
+    return sh(
+        [python, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
 def pip_install(py: str, *args: str, **kwargs) -> None:
     sh([py, "-m", "pip", "install", "-q", "--disable-pip-version-check", *args], **kwargs)
 
@@ -166,11 +175,16 @@ def repair_seconds(output: str) -> dict[str, float]:
     return {m.group(1): float(m.group(2)) for m in REPAIRED.finditer(output)}
 
 
+def standin_image(engine: str, engine_env: dict) -> str:
+    """The local stand-in for the manylinux image (ci/dev/standin-image.sh builds it once)."""
+    env = dict(os.environ, **engine_env)
+    return sh([str(HERE / "standin-image.sh"), engine], capture_output=True, text=True, env=env).stdout.strip()
+
+
 def wheels_with_cibuildwheel(
-    sdist: Path, engine: str, engine_env: dict, python_tags: list[str], libs_dir: Path, work: Path
+    sdist: Path, engine: str, engine_env: dict, image: str, python_tags: list[str], libs_dir: Path, work: Path
 ) -> tuple[list[Path], dict[str, float]]:
     env = dict(os.environ, **engine_env)
-    image = sh([str(HERE / "standin-image.sh"), engine], capture_output=True, text=True, env=env).stdout.strip()
     out = work / "wheelhouse"
     env.update(
         {
@@ -475,8 +489,8 @@ def download_sizes(py: str, items: list[dict], dest: Path) -> dict[str, int]:
     for item in items:
         name, version = item["metadata"]["name"], item["metadata"]["version"]
         folder = dest / name
-        pip_install_cmd = [py, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps"]
-        sh(pip_install_cmd + ["-d", str(folder), f"{name}=={version}"])
+        download = [py, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps"]
+        sh(download + ["-d", str(folder), f"{name}=={version}"])
         sizes[name] = sum(f.stat().st_size for f in folder.iterdir())
     return sizes
 
@@ -529,10 +543,7 @@ def preflight(py: str, out: Path) -> dict:
 
 def run_tests(py: str, source: Path, out: Path) -> dict:
     pip_install(py, "--require-hashes", "-r", str(source / LOCKS / "wheel-test.txt"))
-    tag = sh(
-        [py, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"], capture_output=True, text=True
-    ).stdout.strip()
-    torch = torch_oracle.install_args(tag)
+    torch = torch_oracle.install_args(python_tag(py))
     if torch:
         pip_install(py, *torch)
     else:
@@ -572,23 +583,14 @@ PYTHON_TAGS = ("cp311", "cp312", "cp313", "cp314")  # what the release builds ([
 TARGETS_MB = {"first_install": 600.0, "upload_keeping_pin": 30.0, "wheel": 10.0}
 
 
-def python_tag(python: str) -> str:
-    return sh(
-        [python, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-
-
 def host_pythons() -> list[str]:
     """Every CPython of the release this machine has (python3.11 ... python3.14 on PATH)."""
     return [f"python3.{m}" for m in range(11, 15) if shutil.which(f"python3.{m}")]
 
 
-def standin_pythons(engine: str, engine_env: dict) -> list[str]:
+def standin_pythons(engine: str, engine_env: dict, image: str) -> list[str]:
     """The CPython tags the stand-in image offers (/opt/python/cpXY-cpXY), among the release's."""
     env = dict(os.environ, **engine_env)
-    image = sh([str(HERE / "standin-image.sh"), engine], capture_output=True, text=True, env=env).stdout.strip()
     listing = sh([engine, "run", "--rm", image, "ls", "/opt/python"], capture_output=True, text=True, env=env).stdout
     return [t for t in PYTHON_TAGS if f"{t}-{t}" in listing.split()]
 
@@ -748,11 +750,7 @@ def main(argv=None) -> int:
         NOTES.append("rehearsed the working tree (--worktree), not a commit")
     elif dirty:
         NOTES.append("the working tree had uncommitted changes: they are not in this rehearsal (it builds HEAD)")
-    py_version = sh(
-        [args.python, "-c", "import sys; print(f'cp{sys.version_info[0]}{sys.version_info[1]}')"],
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
+    py_version = python_tag(args.python)
 
     with step("sdists, twice"):
         sdists = build_sdists(clone_head(work / "clone-a", args.worktree), out)
@@ -786,9 +784,12 @@ def main(argv=None) -> int:
             engine, engine_env, why = start_container_engine()
     if engine:
         try:
-            tags = standin_pythons(engine, engine_env)
+            image = standin_image(engine, engine_env)
+            tags = standin_pythons(engine, engine_env, image)
             with step(f"wheels: cibuildwheel in {engine} (local stand-in image), {', '.join(tags)}"):
-                wheels, repairs = wheels_with_cibuildwheel(sdist, engine, engine_env, tags, libs_wheel.parent, work)
+                wheels, repairs = wheels_with_cibuildwheel(
+                    sdist, engine, engine_env, image, tags, libs_wheel.parent, work
+                )
         finally:
             subprocess.run([str(HERE / "container-engine.sh"), str(ENGINE_STATE), "stop"])
         builder = f"cibuildwheel in {engine} on the local stand-in image (Debian bookworm)"

@@ -100,9 +100,10 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
                 members[name] = (wheel, requirement)
                 if name.endswith(".dist-info/METADATA"):  # what the source wheels need, we need too
                     for line in zf.read(name).decode().splitlines():
-                        name_of = re.split(r"[\s;<>=!~\[]", line.removeprefix("Requires-Dist:").strip())[0]
-                        inside = name_of.lower() in {source.split("==")[0].lower() for source in libs.sources}
-                        if line.startswith("Requires-Dist:") and line not in requires and not inside:
+                        if not line.startswith("Requires-Dist:") or line in requires:
+                            continue
+                        needs = re.split(r"[\s;<>=!~\[]", line.removeprefix("Requires-Dist:").strip())[0].lower()
+                        if needs not in {source.split("==")[0].lower() for source in libs.sources}:  # not bundled
                             requires.append(line)
                 if ".dist-info/" in name and Path(name).name.lower() in ("license.txt", "license"):
                     text = zf.read(name)

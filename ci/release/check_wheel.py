@@ -164,7 +164,7 @@ def _common(wheel: Path, plat: str, failures: list[str]) -> dict:
             if data[:4] != b"\x7fELF":
                 continue
             try:
-                elves[info.filename] = _elf_facts(data)
+                elves[info.filename] = {**_elf_facts(data), "sha256": hashlib.sha256(data).hexdigest()}
             except ELFError as exc:
                 failures.append(f"{info.filename} is not a valid ELF file: {exc}")
                 continue
@@ -270,16 +270,12 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
             failures.append(f"{ours} needs {stale} by the upstream name, which another CUDA could provide")
     with zipfile.ZipFile(wheel) as zf:
         manifest = json.loads(zf.read(f"{libs.module}/manifest.json"))
-        facts["manifest"] = {k: manifest[k] for k in ("version", "cublas_archs")}
-        if manifest["version"] != meta["Version"]:
-            failures.append(f"manifest.json says {manifest['version']}, the metadata {meta['Version']}")
-        for entry in manifest["libraries"]:
-            with zf.open(lib_dir + entry["file"]) as fh:
-                digest = hashlib.sha256()
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    digest.update(block)
-            if digest.hexdigest() != entry["sha256"]:
-                failures.append(f"{entry['file']} does not match the sha256 in manifest.json")
+    facts["manifest"] = {k: manifest[k] for k in ("version", "cublas_archs")}
+    if manifest["version"] != meta["Version"]:
+        failures.append(f"manifest.json says {manifest['version']}, the metadata {meta['Version']}")
+    for entry in manifest["libraries"]:  # hashed as _common read them
+        if facts["elf_files"].get(lib_dir + entry["file"], {}).get("sha256") != entry["sha256"]:
+            failures.append(f"{entry['file']} does not match the sha256 in manifest.json")
     _budget(facts, LIBS_BUDGET_MB, failures)
     return _finish(facts, failures)
 
