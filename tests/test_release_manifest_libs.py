@@ -1,19 +1,12 @@
 """The CUDA library wheel in the release's files: its entries in ci/release/release_manifest.py's table (a
-pattern: auditwheel may add older manylinux tags to its name), record and verify with it, and
-ci/release/libs_published.py against a real package index (pypiserver on 127.0.0.1, the `release`
-dependency group; skipped where pypi-server is not on PATH)."""
+pattern: auditwheel may add older manylinux tags to its name), record and verify with it. (Publishing them,
+with what the index already holds: tests/test_publish.py.)"""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -24,7 +17,6 @@ ROOT = Path(__file__).resolve().parent.parent
 _saved_path = list(sys.path)
 sys.path[:0] = [str(ROOT), str(ROOT / "ci" / "release")]
 try:
-    import libs_published
     import release_manifest
 
     from buildsys.cuda_libs import LIBS
@@ -133,105 +125,3 @@ def test_verify_refuses_a_recorded_name_outside_the_table(tmp_path, monkeypatch)
     monkeypatch.setenv("MANIFEST_CUDA_LIBS_X86_64", json.dumps(manifest))
     with pytest.raises(SystemExit, match="expected exactly"):
         release_manifest.main(["verify", "--tag", TAG, "--dir", str(tmp_path), "--job", "cuda-libs-x86_64"])
-
-
-# ---------------------------------------------------------------------------- ci/release/libs_published.py
-PUBLISHED = b"the libraries as published"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def index(tmp_path_factory):
-    """pypiserver on 127.0.0.1 serving FLOOR_ONLY (PUBLISHED); yields its simple API URL."""
-    server_exe = shutil.which("pypi-server")
-    if server_exe is None:
-        pytest.skip(
-            reason="pypi-server is not on PATH: the `release` session runs these (ci/release/libs_published.py)"
-        )
-    packages = tmp_path_factory.mktemp("index-packages")
-    (packages / FLOOR_ONLY).write_bytes(PUBLISHED)
-    port = free_port()
-    log_path = packages.parent / "pypiserver.log"
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(
-            [server_exe, "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".", "--disable-fallback"]
-            + [str(packages)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    url = f"http://127.0.0.1:{port}/simple/"
-    try:
-        for _ in range(150):
-            with contextlib.suppress(OSError):
-                urllib.request.urlopen(url, timeout=2).close()
-                break
-            if server.poll() is not None:
-                pytest.fail(f"pypi-server exited: {log_path.read_text()}")
-            time.sleep(0.2)
-        else:
-            pytest.fail(f"pypi-server did not answer at {url}: {log_path.read_text()}")
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def dist_with(tmp_path: Path, files: dict[str, bytes]) -> Path:
-    dist = tmp_path / "dist"
-    dist.mkdir()
-    (dist / "pytinytensor_cu12-2.0.0.tar.gz").write_bytes(b"not a libs wheel: never looked up")
-    for name, data in files.items():
-        (dist / name).write_bytes(data)
-    return dist
-
-
-def test_the_same_file_already_published_is_not_uploaded_again(index, tmp_path, capsys):
-    dist = dist_with(tmp_path, {FLOOR_ONLY: PUBLISHED})
-    assert libs_published.main(["--index-url", index, "--dir", str(dist)]) == 0
-    assert sorted(p.name for p in dist.iterdir()) == ["pytinytensor_cu12-2.0.0.tar.gz"]
-    assert "same sha256" in capsys.readouterr().out
-
-
-def test_other_bytes_under_a_published_name_fail_and_ask_for_a_new_version(index, tmp_path, capsys):
-    dist = dist_with(tmp_path, {FLOOR_ONLY: b"other libraries", AARCH64: b"new"})
-    assert libs_published.main(["--index-url", index, "--dir", str(dist)]) == 1
-    err = capsys.readouterr().err
-    assert FLOOR_ONLY in err and "bump" in err and ".postN" in err and "buildsys/cuda_libs.py" in err
-    # nothing is removed when the check fails
-    assert sorted(p.name for p in dist.iterdir()) == sorted([FLOOR_ONLY, AARCH64, "pytinytensor_cu12-2.0.0.tar.gz"])
-
-
-def test_another_build_of_the_version_under_other_tags_fails(index, tmp_path, capsys):
-    # FLOOR_ONLY is published: a rebuild of the same version for x86_64 that came out with an extra tag
-    # is a second build of one version, not a new file to add beside it
-    dist = dist_with(tmp_path, {WITH_2_27: b"a rebuild"})
-    assert libs_published.main(["--index-url", index, "--dir", str(dist)]) == 1
-    err = capsys.readouterr().err
-    assert WITH_2_27 in err and "another build of this version" in err
-    assert WITH_2_27 in {p.name for p in dist.iterdir()}
-
-
-def test_a_file_the_index_lacks_is_kept(index, tmp_path, capsys):
-    absent_project = f"pytinytensor_cu13_libs-{VERSION}-py3-none-manylinux_2_28_x86_64.whl"  # 404 on the index
-    dist = dist_with(tmp_path, {AARCH64: b"new", absent_project: b"new too"})
-    assert libs_published.main(["--index-url", index.rstrip("/"), "--dir", str(dist)]) == 0
-    assert {AARCH64, absent_project} <= {p.name for p in dist.iterdir()}
-    out = capsys.readouterr().out
-    assert out.count("not on the index: kept") == 2
-
-
-def test_the_command_line_runs_as_the_workflow_runs_it(index, tmp_path):
-    dist = dist_with(tmp_path, {FLOOR_ONLY: PUBLISHED, AARCH64: b"new"})
-    proc = subprocess.run(
-        [sys.executable, str(ROOT / "ci" / "release" / "libs_published.py"), "--index-url", index, "--dir", str(dist)],
-        capture_output=True,
-        text=True,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert sorted(p.name for p in dist.iterdir()) == sorted([AARCH64, "pytinytensor_cu12-2.0.0.tar.gz"])
-    assert len(proc.stdout.strip().splitlines()) == 3  # one line per wheel, and the summary

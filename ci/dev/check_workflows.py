@@ -1,9 +1,11 @@
 """Offline checks of the CI configuration: zizmor (pedantic persona) on the workflows, the local
 actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
 configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
-cibuildwheel would build against the release's table (ci/release/release_manifest.py), and release.yml's
+cibuildwheel would build against the release's table (ci/release/release_manifest.py), release.yml's
 matrices (wheels, cuda-libs, the GPU smoke test's Pythons) and the GPU smoke lock's inputs against
-that table and the cu12 variant. Run by `nox -s workflows`."""
+that table and the cu12 variant, and the order of each publishing job's steps (upload rules, plan,
+the library wheels, wait, the rest; placeholders.yml: upload rules before the upload). Run by
+`nox -s workflows`."""
 
 from __future__ import annotations
 
@@ -69,6 +71,45 @@ def check_release_tables() -> None:
         )
 
 
+PUBLISH_ACTION = "pypa/gh-action-pypi-publish@"
+
+
+def step_order(workflow: str, job: str, steps: list[dict], expected: list[tuple[str, str]]) -> None:
+    """`steps` hold, in this order, one step for each (what, marker) of `expected`: a marker is a
+    command its `run` holds, or for an upload the packages-dir of the publishing action."""
+    found = []
+    for i, step in enumerate(steps):
+        if step.get("uses", "").startswith(PUBLISH_ACTION):
+            found.append((i, f"upload {step.get('with', {}).get('packages-dir', '?')}"))
+        for what, marker in expected:
+            if marker and marker in step.get("run", ""):
+                found.append((i, what))
+    got = [what for _, what in sorted(found)]
+    want = [what for what, _ in expected]
+    if got != want:
+        raise SystemExit(f"{workflow}'s {job} job runs {got}; it must run, in this order, {want}")
+
+
+def check_publishing() -> None:
+    """The publishing jobs upload nothing an index would refuse, and the library wheels before what requires them."""
+    import yaml
+
+    workflows = ROOT / ".github" / "workflows"
+    jobs = yaml.safe_load((workflows / "release.yml").read_text())["jobs"]
+    for job, index in (("publish-testpypi", "testpypi"), ("publish-pypi", "pypi")):
+        expected = [
+            ("upload_rules.py", f"ci/release/upload_rules.py --index {index} dist/*"),
+            ("plan", "ci/release/publish.py plan"),
+            ("upload stages/1-libraries/", ""),
+            ("wait", "ci/release/publish.py wait"),
+            ("upload stages/2-packages/", ""),
+        ]
+        step_order("release.yml", job, jobs[job]["steps"], expected)
+    jobs = yaml.safe_load((workflows / "placeholders.yml").read_text())["jobs"]
+    expected = [("upload_rules.py", "ci/release/upload_rules.py"), ("upload placeholders/", "")]
+    step_order("placeholders.yml", "placeholders", jobs["placeholders"]["steps"], expected)
+
+
 def main() -> int:
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     # .github: the workflows, the local actions (.github/actions) and dependabot.yml. What the
@@ -91,7 +132,8 @@ def main() -> int:
         if got != intended:
             raise SystemExit(f"cibuildwheel would build {got} for {arch}, intended {intended}")
     check_release_tables()
-    print("workflow checks: zizmor clean, schemas valid, build identifiers as intended")
+    check_publishing()
+    print("workflow checks: zizmor clean, schemas valid, build identifiers and publishing order as intended")
     return 0
 
 

@@ -49,7 +49,7 @@ SDISTS = ("pytinytensor", "pytinytensor-cu12")
 # wheel per architecture (job cuda-libs-<arch>, ci/release/build_cuda_libs.py), which every per-Python wheel
 # requires at exactly this version. Its version is its own (cuBLAS's), not the release's: a release
 # that keeps it publishes the same file again, and the publishing jobs skip what the index already
-# holds with the same sha256 (ci/release/libs_published.py).
+# holds with the same sha256 (ci/release/publish.py).
 CUDA_LIBS = LIBS[12]
 
 
