@@ -5,11 +5,16 @@ This is the one place that names that distribution, its version, what goes into 
 its libraries carry. ci/release/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it
 (TINYTENSOR_CUDA_LIBS=dist), ci/release/repair_wheel.py points the extension at its libraries, and the
 installed package's manifest tells tinytensor what to load (see the README, "How the GPU
-libraries are found").
+libraries are found"). The distribution holds data only (the libraries, manifest.json): the code
+that loads them is tinytensor's (tinytensor/cuda_extension.py), so a fix to it is a release of the
+small per-Python wheels, not of this one.
 
 Why renamed libraries: the extension's DT_NEEDED entries name `libcublas-tinytensor.so.12`, a
 name no other CUDA install uses, so another CUDA's `libcublas.so.12` on LD_LIBRARY_PATH, or one
-already loaded by another library, can never stand in for ours.
+already loaded by another library, can never stand in for ours. Why renamed symbol versions
+(`cublasSgemm_v2@@TT_CUBLAS_12`): a cuBLAS that another package loaded into the global scope
+defines the same symbols under NVIDIA's version names, and would otherwise answer our calls
+(ci/release/elf_versions.py says why this replaces RTLD_DEEPBIND).
 """
 
 from __future__ import annotations
@@ -24,6 +29,13 @@ class LibsDist:
     version: str
     # NVIDIA's PyPI wheels the libraries are taken from (ci/release/locks/cuda-libs-cuNN.txt pins their hashes).
     sources: tuple[str, ...]
+    # What the libraries load at run time that is not bundled: cuBLASLt opens NVRTC for some kernels
+    # (NVIDIA's cuBLAS wheel requires it, unpinned). Pinned to the bundled runtime's CUDA minor. The
+    # build fails if the source wheels require anything this does not name.
+    requires: tuple[str, ...] = ()
+    # NVRTC's library inside its distribution (package, file), which tinytensor loads by path before
+    # cuBLAS, so that cuBLASLt's dlopen of libnvrtc.so.N finds that one, at the pinned minor.
+    nvrtc: tuple[str, str] = ("", "")
 
     @property
     def name(self) -> str:
@@ -36,6 +48,10 @@ class LibsDist:
     @property
     def requirement(self) -> str:
         return f"{self.name}=={self.version}"
+
+    @property
+    def nvrtc_requirement(self) -> str:
+        return next(r for r in self.requires if r.startswith("nvidia-cuda-nvrtc"))
 
     def libraries(self) -> list[tuple[str, str, str]]:
         """(path inside the source wheels, NVIDIA's soname, our name), in load order: each library
@@ -54,6 +70,19 @@ def renamed(soname: str) -> str:
     return f"{stem}-tinytensor.so.{major}"
 
 
+def version_node(soname: str) -> str:
+    """The symbol version our copy of a library defines in place of NVIDIA's (which is its
+    soname): libcublasLt.so.12 -> TT_CUBLASLT_12. No longer than the soname, since it is written
+    over it (ci/release/elf_versions.py)."""
+    stem, _, major = soname.partition(".so.")
+    return f"TT_{stem.removeprefix('lib').upper()}_{major}"
+
+
+def version_renames(major: int) -> dict[str, str]:
+    """NVIDIA's version name -> ours, for every library of the distribution of CUDA `major`."""
+    return {upstream: version_node(upstream) for _, upstream, _ in for_major(major).libraries()}
+
+
 LIBS = {
     12: LibsDist(
         cuda_major=12,
@@ -62,6 +91,8 @@ LIBS = {
         # stays at 12.4: the extension runs on any newer CUDA 12 runtime.
         version="12.9.3.13",
         sources=("nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cublas-cu12==12.9.3.13"),
+        requires=("nvidia-cuda-nvrtc-cu12==12.9.*",),
+        nvrtc=("nvidia.cuda_nvrtc", "lib/libnvrtc.so.12"),
     ),
 }
 

@@ -1,15 +1,14 @@
 """The CUDA library distribution of the release wheels (pytinytensor-cuNN-libs), without building
 it: its one definition (buildsys/cuda_libs.py), what a build asks for (TINYTENSOR_CUDA_LIBS), and
-what tinytensor says when it is missing, of another version, or broken. The real package file
-(buildsys/libs_package_init.py) is installed into a temporary folder for the last ones; the built
-and installed wheels are tested by tests/release in the release rehearsal.
+what tinytensor says when it is missing, of another version, broken, or its NVRTC missing. A folder
+laid out as the distribution installs (data only: manifest.json and lib/) stands on sys.path for the
+last ones; the built and installed wheels are tested by tests/release in the release rehearsal.
 """
 
 from __future__ import annotations
 
 import importlib
 import json
-import shutil
 import sys
 from pathlib import Path
 
@@ -38,6 +37,24 @@ def test_one_definition_names_the_distribution_and_its_libraries():
     order = [ours for _, _, ours in LIBS.libraries()]
     assert order == ["libcudart-tinytensor.so.12", "libcublasLt-tinytensor.so.12", "libcublas-tinytensor.so.12"]
     assert cuda_libs.renamed("libcublasLt.so.12") == "libcublasLt-tinytensor.so.12"
+
+
+def test_symbol_versions_are_renamed_to_names_no_longer_than_nvidias():
+    renames = cuda_libs.version_renames(12)
+    assert renames == {
+        "libcudart.so.12": "TT_CUDART_12",
+        "libcublasLt.so.12": "TT_CUBLASLT_12",
+        "libcublas.so.12": "TT_CUBLAS_12",
+    }
+    assert all(len(new) <= len(old) for old, new in renames.items())  # written over NVIDIA's in place
+
+
+def test_nvrtc_is_pinned_to_the_bundled_runtimes_cuda_minor():
+    runtime = next(s for s in LIBS.sources if s.startswith("nvidia-cuda-runtime-cu12=="))
+    minor = ".".join(runtime.split("==")[1].split(".")[:2])
+    assert LIBS.nvrtc_requirement == f"nvidia-cuda-nvrtc-cu12=={minor}.*"
+    assert LIBS.requires == (LIBS.nvrtc_requirement,)
+    assert LIBS.nvrtc == ("nvidia.cuda_nvrtc", "lib/libnvrtc.so.12")
 
 
 def test_the_lock_pins_exactly_the_sources():
@@ -74,32 +91,42 @@ def _config(module: str, version: str = LIBS.version) -> dict:
     }
 
 
-def _install(tmp_path: Path, module: str, version: str, libraries: list[dict]) -> None:
-    """The library distribution's real package file, with a manifest, importable from tmp_path."""
+def _install(tmp_path: Path, module: str, version: str, libraries: list[dict], nvrtc: dict | None = None) -> None:
+    """The library distribution as it installs: a folder of data (no Python), importable from tmp_path."""
     package = tmp_path / module
     (package / "lib").mkdir(parents=True)
-    shutil.copyfile(ROOT / "buildsys" / "libs_package_init.py", package / "__init__.py")
     manifest = {"distribution": LIBS.name, "version": version, "libraries": libraries, "cublas_archs": {}}
+    if nvrtc:
+        manifest["nvrtc"] = nvrtc
     (package / "manifest.json").write_text(json.dumps(manifest))
     importlib.invalidate_caches()
 
 
 def test_a_build_that_links_its_toolkit_needs_nothing():
-    assert cuda_extension._load_cuda_libs({"distribution": "pytinytensor", "extension": "built"}) == (None, None)
+    assert cuda_extension._load_cuda_libs({"distribution": "pytinytensor", "extension": "built"}) == (None, None, None)
 
 
 def test_missing_library_distribution_names_it_and_the_version():
-    manifest, error = cuda_extension._load_cuda_libs(_config("tinytensor_cu12_libs_not_installed_here"))
+    manifest, error, fix = cuda_extension._load_cuda_libs(_config("tinytensor_cu12_libs_not_installed_here"))
     assert manifest is None
     assert f"pytinytensor-cu12 needs {LIBS.requirement}" in error and "not installed" in error
+    assert f'pip install "{LIBS.requirement}"' in fix
 
 
 def test_another_version_names_both(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_other_version", "12.0.0.1", [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error = cuda_extension._load_cuda_libs(_config("tt_libs_other_version"))
+    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_other_version"))
     assert manifest is None
     assert LIBS.version in error and f"{LIBS.name} 12.0.0.1 is installed" in error
+
+
+def test_a_manifest_that_does_not_read_is_named(tmp_path, monkeypatch):
+    _install(tmp_path, "tt_libs_bad_manifest", LIBS.version, [])
+    (tmp_path / "tt_libs_bad_manifest" / "manifest.json").write_text("{not json")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_bad_manifest"))
+    assert manifest is None and "manifest.json does not read" in error
 
 
 def test_a_library_that_does_not_load_is_named(tmp_path, monkeypatch):
@@ -107,13 +134,36 @@ def test_a_library_that_does_not_load_is_named(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_broken", LIBS.version, [entry])
     (tmp_path / "tt_libs_broken" / "lib" / entry["file"]).write_bytes(b"not an ELF file")
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error = cuda_extension._load_cuda_libs(_config("tt_libs_broken"))
+    monkeypatch.setattr(cuda_extension, "_LOADED", [])  # an installed wheel has loaded its own already
+    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_broken"))
     assert manifest is None
     assert "libcublas-tinytensor.so.12 does not load" in error and LIBS.version in error
+
+
+def test_missing_nvrtc_names_its_pinned_requirement(tmp_path, monkeypatch):
+    nvrtc = {"requirement": LIBS.nvrtc_requirement, "package": "tt_no_such_nvrtc_package", "file": "lib/libnvrtc.so.12"}
+    _install(tmp_path, "tt_libs_no_nvrtc", LIBS.version, [], nvrtc)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(cuda_extension, "_LOADED", [])
+    manifest, error, fix = cuda_extension._load_cuda_libs(_config("tt_libs_no_nvrtc"))
+    assert manifest is None
+    assert f"{LIBS.nvrtc_requirement} (NVRTC, which cuBLAS loads) is not installed" in error
+    assert fix == f'pip install "{LIBS.nvrtc_requirement}"'
 
 
 def test_the_matching_version_loads_and_gives_its_manifest(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_matching", LIBS.version, [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error = cuda_extension._load_cuda_libs(_config("tt_libs_matching"))
+    manifest, error, fix = cuda_extension._load_cuda_libs(_config("tt_libs_matching"))
+    assert error is None and fix is None and manifest["version"] == LIBS.version
+
+
+def test_the_first_folder_on_sys_path_that_holds_the_manifest_is_read(tmp_path, monkeypatch):
+    """An empty folder of the same name earlier on sys.path (a namespace package portion) is passed
+    over: the installed distribution is where its manifest is."""
+    (tmp_path / "empty" / "tt_libs_two_portions").mkdir(parents=True)
+    _install(tmp_path / "real", "tt_libs_two_portions", LIBS.version, [])
+    monkeypatch.syspath_prepend(str(tmp_path / "real"))
+    monkeypatch.syspath_prepend(str(tmp_path / "empty"))
+    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_two_portions"))
     assert error is None and manifest["version"] == LIBS.version

@@ -8,11 +8,13 @@ pool, the input's device) and filled by the extension on CuPy's current stream.
 
 from __future__ import annotations
 
+import ctypes
 import importlib
+import importlib.util
 import json
 import os
-import sys
 from importlib import resources
+from pathlib import Path
 
 import numpy as np
 
@@ -29,39 +31,88 @@ def build_config() -> dict:
     return json.loads(text)
 
 
-def _load_cuda_libs(config: dict):
-    """(manifest, None) once a release wheel's CUDA libraries are loaded; (None, None) for a build
-    that links its toolkit's; (None, why not) when they are missing, of another version, or broken.
+# The library distribution's files are loaded once per process and kept loaded (as the extension is).
+_LOADED: list[ctypes.CDLL] = []
+
+
+def _package_file(package: str, relative: str) -> Path | None:
+    """``relative`` inside an installed package, from the first of its folders on sys.path that
+    holds it (the library distribution is a plain folder of data, a namespace package to Python);
+    None where no folder has it."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):  # a parent that does not import, or sys.modules[name] = None
+        return None
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        if (Path(folder) / relative).is_file():
+            return Path(folder) / relative
+    return None
+
+
+def _load_nvrtc(nvrtc: dict) -> str | None:
+    """Load NVRTC by path from its distribution and check its CUDA minor; None, or why not."""
+    requirement = nvrtc["requirement"]  # nvidia-cuda-nvrtc-cu12==12.9.*
+    path = _package_file(nvrtc["package"], nvrtc["file"])
+    if path is None:
+        return f"{requirement} (NVRTC, which cuBLAS loads) is not installed"
+    try:
+        lib = ctypes.CDLL(str(path), mode=os.RTLD_LOCAL)
+    except OSError as exc:
+        return f"{path} ({requirement}) does not load: {exc}"
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    wanted = requirement.split("==")[-1].removesuffix(".*")
+    if f"{major.value}.{minor.value}" != wanted:
+        return f"{requirement} is required, but NVRTC {major.value}.{minor.value} is installed ({path})"
+    _LOADED.append(lib)
+    return None
+
+
+def _load_cuda_libs(config: dict) -> tuple[dict | None, str | None, str | None]:
+    """(manifest, None, None) once a release wheel's CUDA libraries are loaded; (None, None, None)
+    for a build that links its toolkit's; (None, why not, fix) when they are missing, of another
+    version, or broken.
 
     A release wheel's extension needs cudart and cuBLAS from pytinytensor-cuNN-libs (its build
-    config names the distribution and the exact version it was built for). Loading them by
-    absolute path first is what lets the extension's renamed DT_NEEDED entries resolve.
+    config names the distribution and the exact version it was built for). That distribution is
+    data only: its manifest.json names the libraries (in load order) and where NVRTC, which
+    cuBLASLt opens at run time, comes from. Each is loaded by absolute path, RTLD_LOCAL, NVRTC
+    first, before the extension, whose renamed DT_NEEDED entries then resolve to them by soname
+    whatever LD_LIBRARY_PATH says. No RTLD_DEEPBIND: their symbol versions are renamed instead (see
+    ci/release/elf_versions.py), so allocators preloaded with LD_PRELOAD work inside them.
     """
     wanted = config.get("cuda_libs")
     if not wanted or DISABLED:
-        return None, None
+        return None, None, None
     need = f"{wanted['distribution']}=={wanted['version']}"
+    fix = f'pip install "{need}" (or reinstall {config["distribution"]})'
+    manifest_file = _package_file(wanted["module"], "manifest.json")
+    if manifest_file is None:
+        return None, f"{config['distribution']} needs {need} (its cudart and cuBLAS), which is not installed", fix
     try:
-        module = importlib.import_module(wanted["module"])
-    except ModuleNotFoundError as exc:
-        if exc.name != wanted["module"]:
-            return None, f"{need} does not import: {exc}"
-        return None, f"{config['distribution']} needs {need} (its cudart and cuBLAS), which is not installed"
-    except Exception as exc:  # noqa: BLE001 - a broken install of it: say so, never hide it
-        return None, f"{need} does not import: {type(exc).__name__}: {exc}"
-    have = getattr(module, "__version__", "unknown")
+        manifest = json.loads(manifest_file.read_text())
+        have = manifest["version"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return None, f"{need} is installed, but its {manifest_file} does not read: {exc}", fix
     if have != wanted["version"]:
-        return None, (
-            f"{config['distribution']} was built for {need}, but {wanted['distribution']} {have} is installed"
-        )
-    try:
-        module.load()
-    except OSError as exc:
-        return None, str(exc)
-    return module.manifest(), None
+        why = f"{config['distribution']} was built for {need}, but {wanted['distribution']} {have} is installed"
+        return None, why, fix
+    if not _LOADED:
+        nvrtc = manifest.get("nvrtc")
+        error = _load_nvrtc(nvrtc) if nvrtc else None
+        if error:
+            return None, error, f'pip install "{nvrtc["requirement"]}"'
+        for entry in manifest["libraries"]:
+            path = manifest_file.parent / "lib" / entry["file"]
+            try:
+                _LOADED.append(ctypes.CDLL(str(path), mode=os.RTLD_LOCAL))
+            except OSError as exc:
+                _LOADED.clear()
+                return None, f"{wanted['distribution']} {have}: {path} does not load: {exc}", fix
+    return manifest, None, None
 
 
-CUDA_LIBS, CUDA_LIBS_ERROR = _load_cuda_libs(build_config())
+CUDA_LIBS, CUDA_LIBS_ERROR, CUDA_LIBS_FIX = _load_cuda_libs(build_config())
 
 
 def _import_extension():
@@ -69,12 +120,6 @@ def _import_extension():
     if DISABLED or CUDA_LIBS_ERROR:
         return None, None
     name = f"{__package__}.cuda_ops"
-    flags = sys.getdlopenflags()
-    if CUDA_LIBS is not None:
-        # A release wheel's extension binds its cudart and cuBLAS symbols to the library wheel's,
-        # even where another package (PyTorch) put a cuBLAS of the same version names in the global
-        # scope first: the renamed sonames alone only stop a match by name.
-        sys.setdlopenflags(flags | getattr(os, "RTLD_DEEPBIND", 0))
     try:
         cuda_ops = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -83,8 +128,6 @@ def _import_extension():
         return None, f"{type(exc).__name__}: {exc}"
     except Exception as exc:  # noqa: BLE001 - a missing libcudart/libcublas, or its init failing
         return None, f"{type(exc).__name__}: {exc}"
-    finally:
-        sys.setdlopenflags(flags)
     return cuda_ops, None
 
 
@@ -113,8 +156,7 @@ def unavailable_fix() -> str:
     if DISABLED:
         return "unset TINYTENSOR_DISABLE_CUDA_EXTENSION"
     if CUDA_LIBS_ERROR:
-        wanted = config["cuda_libs"]
-        return f'pip install "{wanted["distribution"]}=={wanted["version"]}" (or reinstall {config["distribution"]})'
+        return CUDA_LIBS_FIX or "reinstall the package"
     if IMPORT_ERROR:
         return "run python -m tinytensor to see which CUDA libraries load; reinstall the package"
     if not config:

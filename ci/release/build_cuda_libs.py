@@ -6,10 +6,13 @@ architecture, in one Python-independent wheel (py3-none-manylinux_2_28_<arch>).
   1. NVIDIA's wheels named in buildsys/cuda_libs.py, downloaded with pip from their hash lock
      (ci/release/locks/cuda-libs-cuNN.txt) for the target architecture, into the cache
   2. their cudart, cuBLASLt and cuBLAS, renamed (libcublas.so.12 -> libcublas-tinytensor.so.12:
-     soname, the file name, and each other's DT_NEEDED entries), RUNPATH $ORIGIN
-  3. the package tinytensor_cuNN_libs: buildsys/libs_package_init.py as its __init__.py, a
-     manifest.json (versions, sources, sha256s, cuBLAS's native GPU architectures), NVIDIA's
-     license files in the dist-info
+     soname, the file name, and each other's DT_NEEDED entries), RUNPATH $ORIGIN, and their symbol
+     versions renamed (libcublas.so.12 -> TT_CUBLAS_12, ci/release/elf_versions.py)
+  3. the package folder tinytensor_cuNN_libs, data only: the libraries in lib/ and a manifest.json
+     (versions, sources, sha256s, version nodes, where tinytensor finds NVRTC, cuBLAS's native GPU
+     architectures); NVIDIA's license files in the dist-info; the metadata requires what the
+     libraries load at run time (buildsys/cuda_libs.py `requires`), and the build fails if NVIDIA's
+     wheels require anything else
   4. a reproducible wheel (sorted entries, fixed timestamps) that `auditwheel repair` checks
      against the manylinux policy and tags; nothing is grafted into it (the check fails if
      anything would be)
@@ -35,12 +38,13 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]  # buildsys; this folder; ci/ (project_paths)
+from elf_versions import rename_versions, version_nodes_of  # noqa: E402
 from fatbin_archs import fatbin_archs  # noqa: E402
 from project_paths import CACHE  # noqa: E402
 from release_manifest import sha256  # noqa: E402
 from wheel_files import EPOCH, write_wheel  # noqa: E402
 
-from buildsys.cuda_libs import LibsDist, for_major  # noqa: E402
+from buildsys.cuda_libs import LibsDist, for_major, version_node, version_renames  # noqa: E402
 
 PLAT = "manylinux_2_28_{arch}"
 
@@ -92,23 +96,27 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
     (dist_info / "licenses").mkdir(parents=True)
     members: dict[str, tuple[Path, str]] = {}  # path inside a source wheel -> (wheel, its requirement)
     licenses: dict[str, bytes] = {}
-    # e.g. cuBLAS 12.9's nvidia-cuda-nvrtc-cu12: cuBLASLt dlopens NVRTC for some kernels
-    requires: list[str] = []
+    required: set[str] = set()  # what NVIDIA's wheels require (bundled ones aside)
+    bundled = {source.split("==")[0].lower() for source in libs.sources}
     for wheel, requirement in zip(sources, libs.sources):
         with zipfile.ZipFile(wheel) as zf:
             for name in zf.namelist():
                 members[name] = (wheel, requirement)
-                if name.endswith(".dist-info/METADATA"):  # what the source wheels need, we need too
+                if name.endswith(".dist-info/METADATA"):
                     for line in zf.read(name).decode().splitlines():
-                        if not line.startswith("Requires-Dist:") or line in requires:
-                            continue
-                        needs = re.split(r"[\s;<>=!~\[]", line.removeprefix("Requires-Dist:").strip())[0].lower()
-                        if needs not in {source.split("==")[0].lower() for source in libs.sources}:  # not bundled
-                            requires.append(line)
+                        if line.startswith("Requires-Dist:"):
+                            needs = re.split(r"[\s;<>=!~\[]", line.removeprefix("Requires-Dist:").strip())[0].lower()
+                            required |= {needs} - bundled
                 if ".dist-info/" in name and Path(name).name.lower() in ("license.txt", "license"):
                     text = zf.read(name)
                     if text not in licenses.values():  # NVIDIA's wheels carry the same license: keep one copy
                         licenses[f"{requirement.split('==')[0]}-{Path(name).name}"] = text
+    ours = {re.split(r"[\s;<>=!~\[]", r)[0].lower() for r in libs.requires}
+    if required - ours:
+        raise SystemExit(
+            f"build-cuda-libs: {', '.join(sorted(required - ours))} (required by {', '.join(libs.sources)}) is not "
+            f"in buildsys/cuda_libs.py's requires {list(libs.requires)}: the libraries would load it unpinned"
+        )
     for name, text in licenses.items():
         (dist_info / "licenses" / name).write_bytes(text)
     renames = {upstream: ours for _, upstream, ours in libs.libraries()}
@@ -127,9 +135,22 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
             if dep in renames:
                 replace += ["--replace-needed", dep, renames[dep]]
         run(patchelf, "--set-soname", ours, *replace, "--set-rpath", "$ORIGIN", str(target))
+        for line in rename_versions(target, version_renames(libs.cuda_major)):
+            log(f"{ours}: version {line}")
+        nodes = version_nodes_of(target)
+        stale = [v for vs in nodes["needs"].values() for v in vs if v in version_renames(libs.cuda_major)]
+        if nodes["defines"] != [version_node(upstream)] or stale:
+            raise SystemExit(f"build-cuda-libs: {ours} defines versions {nodes['defines']} and needs {stale}")
         target.chmod(0o755)
         entries.append(
-            {"file": ours, "soname": ours, "upstream_soname": upstream, "source": requirement, "sha256": sha256(target)}
+            {
+                "file": ours,
+                "soname": ours,
+                "upstream_soname": upstream,
+                "version_node": version_node(upstream),
+                "source": requirement,
+                "sha256": sha256(target),
+            }
         )
     cublas = [lib_dir / e["file"] for e in entries if e["upstream_soname"].startswith("libcublas")]
     per_library = {p.name: fatbin_archs(p) for p in cublas}
@@ -138,6 +159,8 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
         "version": libs.version,
         "cuda_major": libs.cuda_major,
         "libraries": entries,
+        # loaded by path before the libraries, from its own distribution (tinytensor/cuda_extension.py)
+        "nvrtc": {"requirement": libs.nvrtc_requirement, "package": libs.nvrtc[0], "file": libs.nvrtc[1]},
         # A GPU gets cuBLAS's native kernels only where both libraries carry SASS for it.
         "cublas_archs": {
             "sass": sorted(set.intersection(*(set(a["sass"]) for a in per_library.values()))),
@@ -146,7 +169,6 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
         },
     }
     (package / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
-    shutil.copyfile(ROOT / "buildsys" / "libs_package_init.py", package / "__init__.py")
     licenses = sorted(p.name for p in (dist_info / "licenses").iterdir())
     metadata = [
         "Metadata-Version: 2.4",
@@ -155,9 +177,10 @@ def stage(libs: LibsDist, sources: list[Path], tree: Path, arch: str) -> dict:
         f"Summary: The CUDA {libs.cuda_major} runtime libraries of pytinytensor-cu{libs.cuda_major} "
         "(cudart, cuBLAS, cuBLASLt from NVIDIA's wheels), once per architecture",
         "License-Expression: LicenseRef-NVIDIA-Proprietary",
-        *[f"License-File: licenses/{name}" for name in licenses],
+        # PEP 639: a License-File path is relative to the dist-info's licenses/ folder
+        *[f"License-File: {name}" for name in licenses],
         "Requires-Python: >=3.11",
-        *requires,
+        *[f"Requires-Dist: {r}" for r in libs.requires],
         "Classifier: Operating System :: POSIX :: Linux",
         f"Classifier: Environment :: GPU :: NVIDIA CUDA :: {libs.cuda_major}",
         "Description-Content-Type: text/plain",

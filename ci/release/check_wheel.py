@@ -19,11 +19,16 @@ The rules that are ours, for both:
 For a per-Python wheel:
 - tinytensor/cuda_ops is inside and no CUDA library is (auditwheel grafted nothing)
 - the extension needs the library wheel's renamed cudart and cuBLAS (and nothing else outside the
-  policy), and its metadata requires exactly the library wheel's version it was built for
+  policy) under their renamed symbol versions (TT_CUBLAS_12, ci/release/elf_versions.py), and its
+  metadata requires exactly the library wheel's version it was built for
 - the metadata names the variant (pytinytensor-cuNN) and requires cupy-cudaNNx
 For the library wheel (Python-independent: py3-none):
-- exactly the libraries buildsys/cuda_libs.py names, each under its own soname, none needing an
-  upstream CUDA soname; manifest.json's versions and sha256s match the files and the metadata
+- data only: exactly the libraries buildsys/cuda_libs.py names and manifest.json, no code
+- each library under its own soname, defining only its own symbol version (TT_CUBLAS_12), none
+  needing an upstream CUDA soname or symbol version
+- manifest.json's versions and sha256s match the files and the metadata, and it names NVRTC as
+  buildsys/cuda_libs.py does; the metadata requires exactly what that file says (NVRTC at the
+  bundled runtime's CUDA minor)
 
 Needs pyelftools, auditwheel, check-wheel-contents and twine (pyproject's `wheel-test` group,
 ci/release/locks/wheel-test.txt). Exit status 1 on any failure.
@@ -43,13 +48,14 @@ import sys
 import zipfile
 from pathlib import Path
 
+from elf_versions import version_nodes
 from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
 from release_manifest import sha256
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from buildsys.cuda_libs import LIBS  # noqa: E402
+from buildsys.cuda_libs import LIBS, version_node  # noqa: E402
 
 CUDA_LIBRARY = re.compile(r"(^|/)lib(cudart|cublas|cublasLt)[-.]")
 DRIVER = re.compile(r"(^|/)lib(cuda|nvidia-[\w-]+)\.so")
@@ -110,8 +116,10 @@ def auditwheel_show(wheel: Path, plat: str, provided: tuple[str, ...] = ()) -> t
     return facts, failures
 
 
-def check_wheel_contents(wheel: Path, toplevel: str) -> list[str]:
-    proc = _tool("check_wheel_contents", "--toplevel", toplevel, str(wheel))
+def check_wheel_contents(wheel: Path, toplevel: str, ignore: tuple[str, ...] = ()) -> list[str]:
+    proc = _tool(
+        "check_wheel_contents", "--toplevel", toplevel, *(["--ignore", ",".join(ignore)] if ignore else []), str(wheel)
+    )
     if proc.returncode != 0:
         return [f"check-wheel-contents failed: {(proc.stdout + proc.stderr).strip()}"]
     return []
@@ -130,7 +138,7 @@ def _elf_facts(data: bytes) -> dict:
                 elif tag.entry.d_tag in ("DT_RPATH", "DT_RUNPATH"):
                     value = tag.rpath if tag.entry.d_tag == "DT_RPATH" else tag.runpath
                     paths += [p for p in value.split(":") if p]
-    return {"needed": needed, "rpaths": paths, "soname": soname}
+    return {"needed": needed, "rpaths": paths, "soname": soname, "versions": version_nodes(elf)}
 
 
 def _common(wheel: Path, plat: str, failures: list[str]) -> dict:
@@ -228,7 +236,13 @@ def check(wheel: Path, plat: str, variant: str) -> dict:
         upstream = [n for n in elf["needed"] if CUDA_LIBRARY.search(n) and n not in provided]
         if upstream:
             failures.append(f"{extension} needs CUDA libraries by their upstream names: {upstream}")
+        # the symbol versions it needs from them are the library wheel's own, which no other CUDA defines
+        versions = {lib: elf["versions"]["needs"].get(lib) for _, _, lib in libs.libraries() if lib in want}
+        expected = {ours: [version_node(up)] for _, up, ours in libs.libraries() if ours in want}
+        if versions != expected:
+            failures.append(f"{extension} needs the symbol versions {versions}, expected {expected}")
         facts["extension_needs"] = elf["needed"]
+        facts["extension_versions"] = versions
     with zipfile.ZipFile(wheel) as zf:
         facts["own_bytes"] = sum(i.compress_size for i in zf.infolist())
     _budget(facts, WHEEL_BUDGET_MB, failures)
@@ -242,7 +256,8 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
     facts = _common(wheel, plat, failures)
     facts["auditwheel"], found = auditwheel_show(wheel, plat)
     failures += found
-    failures += check_wheel_contents(wheel, libs.module)
+    # W010 (a top-level folder without Python modules) is the library wheel's design: data only
+    failures += check_wheel_contents(wheel, libs.module, ignore=("W010",))
     names, meta = facts["names"], facts["metadata"]
     if not wheel.name.startswith(f"{libs.name.replace('-', '_')}-{libs.version}-py3-none-"):
         failures.append(f"{wheel.name} is not {libs.name} {libs.version} for any Python (py3-none)")
@@ -250,6 +265,9 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
         failures.append(f"metadata names {meta['Name']} {meta['Version']}, expected {libs.name} {libs.version}")
     if not meta.get_all("License-File"):
         failures.append("NVIDIA's license files are not in the metadata (License-File)")
+    requires = meta.get_all("Requires-Dist") or []
+    if sorted(requires) != sorted(libs.requires):
+        failures.append(f"Requires-Dist is {requires}, expected exactly {list(libs.requires)} (buildsys/cuda_libs.py)")
     lib_dir = f"{libs.module}/lib/"
     expected = [ours for _, _, ours in libs.libraries()]
     present = sorted(n[len(lib_dir) :] for n in names if n.startswith(lib_dir) and not n.endswith("/"))
@@ -259,7 +277,10 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
     if grafted:
         failures.append(f"auditwheel grafted libraries into the library wheel: {grafted}")
     upstream_names = {upstream for _, upstream, _ in libs.libraries()}
-    for ours in expected:
+    python = [n for n in names if n.startswith(libs.module + "/") and n.endswith(".py")]
+    if python:
+        failures.append(f"the library wheel holds code ({python}): it is data only, tinytensor loads it")
+    for _, upstream, ours in libs.libraries():
         elf = facts["elf_files"].get(lib_dir + ours)
         if elf is None:
             continue
@@ -268,9 +289,18 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
         stale = sorted(set(elf["needed"]) & upstream_names)
         if stale:
             failures.append(f"{ours} needs {stale} by the upstream name, which another CUDA could provide")
+        if elf["versions"]["defines"] != [version_node(upstream)]:
+            failures.append(f"{ours} defines the symbol versions {elf['versions']['defines']}, expected only "
+                            f"{version_node(upstream)} (a global {upstream} would answer NVIDIA's names)")  # fmt: skip
+        stale = sorted({v for vs in elf["versions"]["needs"].values() for v in vs} & upstream_names)
+        if stale:
+            failures.append(f"{ours} needs the symbol versions {stale}, which another CUDA defines")
     with zipfile.ZipFile(wheel) as zf:
         manifest = json.loads(zf.read(f"{libs.module}/manifest.json"))
-    facts["manifest"] = {k: manifest[k] for k in ("version", "cublas_archs")}
+    facts["manifest"] = {k: manifest.get(k) for k in ("version", "cublas_archs", "nvrtc")}
+    nvrtc = {"requirement": libs.nvrtc_requirement, "package": libs.nvrtc[0], "file": libs.nvrtc[1]}
+    if manifest.get("nvrtc") != nvrtc:
+        failures.append(f"manifest.json names NVRTC as {manifest.get('nvrtc')}, expected {nvrtc}")
     if manifest["version"] != meta["Version"]:
         failures.append(f"manifest.json says {manifest['version']}, the metadata {meta['Version']}")
     for entry in manifest["libraries"]:  # hashed as _common read them

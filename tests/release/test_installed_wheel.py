@@ -1,7 +1,8 @@
 """An installed pytinytensor-cu12 wheel on a machine with no CUDA toolkit: everything the GPU path
-will load does load, from where it should (cudart and cuBLAS from pytinytensor-cu12-libs), even
-with another CUDA on LD_LIBRARY_PATH; without that distribution, or with another version of it,
-the library says so, naming both versions.
+will load does load, from where it should (cudart and cuBLAS from pytinytensor-cu12-libs, NVRTC
+from its pinned distribution, first), even with another CUDA on LD_LIBRARY_PATH or another cuBLAS
+loaded into the global scope; allocators preloaded with LD_PRELOAD work; without that distribution,
+or with another version of it, the library says so, naming both versions.
 
 Runs where the release rehearsal (or cibuildwheel's test step) sets TT_INSTALLED_WHEEL=1.
 """
@@ -103,11 +104,15 @@ def test_without_the_library_distribution_the_reason_names_it():
     assert f'pip install "{need}"' in found["fix"], found
 
 
+def test_the_library_distribution_is_data_only():
+    assert not list(LIBS_PACKAGE.rglob("*.py")), "the loader belongs to tinytensor, not to the 580 MB wheel"
+    assert sorted(p.name for p in LIBS_PACKAGE.iterdir() if p.name != "__pycache__") == ["lib", "manifest.json"]
+
+
 def test_another_version_of_the_library_distribution_names_both(tmp_path):
-    # A real copy of the installed package that says it is another version, first on sys.path.
+    # A copy of the installed package's data that says it is another version, first on sys.path.
     impostor = tmp_path / WANTED["module"]
     impostor.mkdir()
-    (impostor / "__init__.py").write_text((LIBS_PACKAGE / "__init__.py").read_text())
     manifest = json.loads((LIBS_PACKAGE / "manifest.json").read_text())
     manifest["version"] = "12.0.0.1"
     (impostor / "manifest.json").write_text(json.dumps(manifest))
@@ -149,22 +154,32 @@ def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
     _assert_from_libs_distribution(found["libs"])
 
 
-def test_a_cublas_another_package_loaded_globally_does_not_answer():
-    """PyTorch's libtorch_global_deps loads its cuBLAS RTLD_GLOBAL, with the same symbol and version
-    names as ours: without RTLD_DEEPBIND the extension's calls would bind to it (measured: 12.4's
-    answered). They must reach the library wheel's cuBLAS."""
+def _other_cuda12() -> Path | None:
+    """A folder with another CUDA 12 cudart and cuBLAS (a toolkit's, or the project's CUDA 12.4 toolchain)."""
     cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
     found = sorted(glob.glob("/usr/local/cuda-12*/lib64/libcublas.so.12")) + sorted(
         str(p) for p in cache.glob("cuda-12*/lib64/libcublas.so.12")
     )
-    if not found:
-        pytest.skip(reason="no other CUDA 12 cuBLAS on this machine to load first")
-    folder = Path(found[0]).parent
-    preload = (
+    return Path(found[0]).parent if found else None
+
+
+def _preload_globally(folder: Path) -> str:
+    """Python that loads another cudart and cuBLAS RTLD_GLOBAL, as PyTorch's libtorch_global_deps does."""
+    return (
         "import ctypes, os\n"
-        f"for name in ('libcublasLt.so.12', 'libcublas.so.12'):\n"
+        "for name in ('libcudart.so.12', 'libcublasLt.so.12', 'libcublas.so.12'):\n"
         f"    ctypes.CDLL(os.path.join({str(folder)!r}, name), mode=os.RTLD_GLOBAL)\n"
     )
+
+
+def test_a_cublas_another_package_loaded_globally_does_not_answer():
+    """Another cuBLAS in the global scope defines the same symbols; under NVIDIA's version names
+    the extension's calls would bind to it (measured: 12.4's answered). Ours carry their own
+    (TT_CUBLAS_12), so the library wheel's cuBLAS answers."""
+    folder = _other_cuda12()
+    if folder is None:
+        pytest.skip(reason="no other CUDA 12 cuBLAS on this machine to load first")
+    preload = _preload_globally(folder)
     # the other cuBLAS's version (MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL), as the extension reports one
     other = _run(
         "import ctypes, json\nlib = ctypes.CDLL('libcublas.so.12')\nparts = []\n"
@@ -182,6 +197,88 @@ def test_a_cublas_another_package_loaded_globally_does_not_answer():
         prelude=preload,
     )
     assert result == ours, f"cuBLAS {result} answered (the other is {other}), not {WANTED['version']}"
+
+
+BINDING = re.compile(r"binding file (\S+) \[\d+\] to (\S+) \[\d+\]: normal symbol `([^']+)' \[([^\]]+)\]")
+
+
+def test_every_cuda_symbol_binds_inside_our_files_with_another_cuda_loaded_globally():
+    """Every reference our files make to a CUDA symbol (the extension's to cudart and cuBLAS,
+    cuBLAS's to cuBLASLt, and each library's to itself) is bound, all at once (LD_BIND_NOW), to the
+    library wheel's copy, while another CUDA 12's cudart and cuBLAS sit in the global scope. The
+    loader's own log (LD_DEBUG=bindings) says where each went."""
+    folder = _other_cuda12()
+    if folder is None:
+        pytest.skip(reason="no other CUDA 12 cudart and cuBLAS on this machine to load first")
+    env = dict(os.environ, LD_BIND_NOW="1", LD_DEBUG="bindings")
+    code = (
+        _preload_globally(folder)
+        + "import tinytensor.cuda_extension as c\nassert c.ops is not None, c.unavailable_reason()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=SITE.parent)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ours = {str(LIBS / name) for name in WANTED["libraries"]} | {str(p) for p in PACKAGE.glob("cuda_ops*.so")}
+    ours_versions = {f"TT_{n.split('-')[0].removeprefix('lib').upper()}_12" for n in WANTED["libraries"]}
+    wrong, counted = [], 0
+    for source, target, symbol, version in BINDING.findall(proc.stderr):
+        if source in ours and version in ours_versions:
+            counted += 1
+            if target not in ours:
+                wrong.append(f"{Path(source).name}: {symbol}@{version} -> {target}")
+        elif source in ours and target.startswith(str(folder)):
+            wrong.append(f"{Path(source).name}: {symbol}@{version} -> {target}")
+    assert not wrong, "bound to another CUDA: " + "; ".join(wrong[:10])
+    # the extension's and cuBLAS's references were seen, so the check above had something to hold
+    assert counted > 100, f"only {counted} bindings of our symbol versions were logged: {proc.stderr[-2000:]}"
+
+
+def test_nvrtc_is_loaded_by_path_from_its_distribution_before_cublas():
+    """cuBLASLt opens libnvrtc.so.12 by name for some kernels: tinytensor loads the pinned one first."""
+    env = dict(os.environ, LD_DEBUG="files")
+    proc = subprocess.run(
+        [sys.executable, "-c", "import tinytensor.cuda_extension"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=SITE.parent,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    opened = re.findall(r"file=(\S+) \[\d+\];\s+(?:dynamically loaded|needed) by", proc.stderr)
+    nvrtc = [i for i, f in enumerate(opened) if Path(f).name == "libnvrtc.so.12"]
+    cublas = [i for i, f in enumerate(opened) if Path(f).name.startswith("libcublas")]
+    assert nvrtc and cublas and nvrtc[0] < cublas[0], opened
+    assert Path(opened[nvrtc[0]]).parent == SITE / "nvidia" / "cuda_nvrtc" / "lib", opened[nvrtc[0]]
+    import importlib.metadata as md
+
+    pinned = next(r for r in md.requires(WANTED["distribution"]) or [] if r.startswith("nvidia-cuda-nvrtc-cu12"))
+    assert re.fullmatch(r"nvidia-cuda-nvrtc-cu12\s*==\s*12\.9\.\*", pinned), pinned
+    assert md.version("nvidia-cuda-nvrtc-cu12").startswith("12.9."), md.version("nvidia-cuda-nvrtc-cu12")
+
+
+ALLOCATORS = {
+    "jemalloc": "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2",
+    "tcmalloc": "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4",
+}
+
+
+@pytest.mark.parametrize("allocator", sorted(ALLOCATORS))
+def test_a_preloaded_allocator_works(allocator):
+    """Serving machines preload jemalloc or tcmalloc. A library bound with RTLD_DEEPBIND would free
+    with glibc's allocator what the preloaded one allocated ("free(): invalid pointer"); nothing
+    of ours is: import, HAS_CUDA, the reason and the preflight must all run to the end."""
+    library = os.environ.get(f"TT_{allocator.upper()}", ALLOCATORS[allocator])
+    if not Path(library).is_file():
+        pytest.skip(reason=f"{allocator} is not installed here ({library}; Debian: libjemalloc2, libtcmalloc-minimal4)")
+    env = dict(os.environ, LD_PRELOAD=library)
+    code = "import tinytensor as tt\nprint(tt.HAS_CUDA, tt.cuda_unavailable_reason())"
+    for command in ([sys.executable, "-c", code], [sys.executable, "-m", "tinytensor"]):
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SITE.parent)
+        assert proc.returncode == 0, f"{command[1:]} with {allocator} exited {proc.returncode}: {proc.stderr[-2000:]}"
+    probe = subprocess.run(
+        [sys.executable, "-c", "import tinytensor.cuda_extension as c; print(c.ops is not None)"],
+        capture_output=True, text=True, env=dict(env, LD_DEBUG="files"), cwd=SITE.parent,
+    )  # fmt: skip
+    assert probe.stdout.strip() == "True" and library in probe.stderr, "the allocator was not preloaded"
 
 
 def test_no_driver_library_is_installed():

@@ -1,6 +1,7 @@
 """ci/release/check_wheel.py rejects wheels that break the contract: the repaired wheel and the library
-wheel pass, and copies of them with a driver library or a CUDA library added, or a too-new platform
-tag, fail, each with its reason.
+wheel pass, and copies of them with a driver library or a CUDA library added, code in the library
+wheel, an extension needing other symbol versions than the library wheel defines, or a too-new
+platform tag, fail, each with its reason.
 
 Runs in the release rehearsal, which sets TT_REPAIRED_WHEEL and TT_LIBS_WHEEL to the wheels it built.
 """
@@ -24,6 +25,7 @@ _saved_path = list(sys.path)
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci" / "release"))
 try:
     import check_wheel  # it puts the checkout on sys.path too: both are removed again below
+    import elf_versions
 finally:
     sys.path[:] = _saved_path
 
@@ -78,6 +80,32 @@ def test_a_library_wheel_with_a_driver_inside_fails(tmp_path):
     failures = check_wheel.check_libs(bad, PLAT)["failures"]
     assert any("driver libraries are inside the wheel" in f for f in failures), failures
     assert any("expected exactly" in f for f in failures), failures
+
+
+@pytest.mark.skipif(not LIBS_WHEEL, reason="needs the library wheel (TT_LIBS_WHEEL): release rehearsal")
+def test_a_library_wheel_holding_code_fails(tmp_path):
+    """The loader is tinytensor's: a fix to it must never need a new 580 MB library wheel."""
+    bad = _with_member(tmp_path, LIBS_WHEEL, "tinytensor_cu12_libs/__init__.py", b"def load(): pass\n")
+    failures = check_wheel.check_libs(bad, PLAT)["failures"]
+    assert any("holds code" in f and "__init__.py" in f for f in failures), failures
+
+
+def test_an_extension_needing_other_symbol_versions_fails(tmp_path):
+    """An extension whose cuBLAS references carry another version than the library wheel's copy
+    defines would not load; one carrying NVIDIA's would bind to any cuBLAS in the global scope."""
+    with zipfile.ZipFile(WHEEL) as zf:
+        members = {i.filename: zf.read(i) for i in zf.infolist()}
+    name = next(n for n in members if n.startswith("tinytensor/cuda_ops"))
+    extension = tmp_path / "cuda_ops.so"
+    extension.write_bytes(members[name])
+    assert elf_versions.rename_versions(extension, {"TT_CUBLAS_12": "XX_CUBLAS_12"})
+    members[name] = extension.read_bytes()
+    bad = tmp_path / Path(WHEEL).name
+    with zipfile.ZipFile(bad, "w", zipfile.ZIP_DEFLATED) as zf:
+        for member, data in members.items():
+            zf.writestr(member, data)
+    failures = check_wheel.check(bad, PLAT, "cu12")["failures"]
+    assert any("needs the symbol versions" in f and "XX_CUBLAS_12" in f for f in failures), failures
 
 
 def test_a_tag_newer_than_the_floor_fails(tmp_path):
