@@ -432,7 +432,8 @@ def test_placeholder_wheels_are_valid_and_hold_no_package(tmp_path, github_outpu
 
 @needs_checkout
 @pytest.mark.skipif(
-    importlib.util.find_spec("twine") is None, reason="twine is not installed: the `release` session runs this"
+    importlib.util.find_spec("twine") is None,
+    reason="twine checks the placeholders in the `release` session, whose lock has it",
 )
 def test_placeholder_wheels_pass_twine_check(tmp_path, monkeypatch):
     monkeypatch.delenv("GITHUB_OUTPUT", raising=False)

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("trove_classifiers", reason="trove-classifiers (the `release` dependency group) is not installed")
-pytest.importorskip("readme_renderer", reason="readme-renderer (the `release` dependency group) is not installed")
+pytest.importorskip("trove_classifiers", reason="trove-classifiers: the `release` session runs these (its lock has it)")
+pytest.importorskip("readme_renderer", reason="readme-renderer: the `release` session runs these (its lock has it)")
 
 ROOT = Path(__file__).resolve().parent.parent
 # Imported with the checkout on sys.path only while importing (as tests/test_release_manifest_libs.py).
