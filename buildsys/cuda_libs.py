@@ -53,6 +53,11 @@ class LibsDist:
     def nvrtc_requirement(self) -> str:
         return next(r for r in self.requires if r.startswith("nvidia-cuda-nvrtc"))
 
+    @property
+    def nvrtc_manifest(self) -> dict[str, str]:
+        """Where tinytensor finds NVRTC, as manifest.json records it."""
+        return {"requirement": self.nvrtc_requirement, "package": self.nvrtc[0], "file": self.nvrtc[1]}
+
     def libraries(self) -> list[tuple[str, str, str]]:
         """(path inside the source wheels, NVIDIA's soname, our name), in load order: each library
         is loaded after the ones it needs (cuBLAS needs cuBLASLt)."""

@@ -9,22 +9,15 @@ from __future__ import annotations
 
 import importlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from checkout import ROOT, from_checkout
 
 from tinytensor import cuda_extension
 
-ROOT = Path(__file__).resolve().parent.parent
-# The checkout is on sys.path only while buildsys is imported: left there, importlib.metadata would
-# also read the checkout's *.egg-info (tests/release checks an installed wheel's metadata).
-_saved_path = list(sys.path)
-sys.path.insert(0, str(ROOT))
-try:
-    from buildsys import cuda_libs, variant
-finally:
-    sys.path[:] = _saved_path
+cuda_libs = from_checkout("buildsys.cuda_libs")
+variant = from_checkout("buildsys.variant")
 
 LIBS = cuda_libs.LIBS[12]
 

@@ -26,20 +26,12 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from checkout import ROOT, from_checkout
 
-ROOT = Path(__file__).resolve().parent.parent
-# Imported with the checkout on sys.path only while importing: left there, importlib.metadata would
-# also read the checkout's *.egg-info (tests/release checks an installed wheel's metadata).
-_saved_path = list(sys.path)
-sys.path[:0] = [str(ROOT), str(ROOT / "ci" / "release"), str(ROOT / "ci" / "dev")]
-try:
-    import package_index
-    import placeholders
-    import publish
-
-    from buildsys.cuda_libs import LIBS
-finally:
-    sys.path[:] = _saved_path
+package_index = from_checkout("package_index", "ci/dev")
+placeholders = from_checkout("placeholders", "ci/release")
+publish = from_checkout("publish", "ci/release")
+LIBS = from_checkout("buildsys.cuda_libs").LIBS
 
 PUBLISH = ROOT / "ci" / "release" / "publish.py"
 LIBS_VERSION = LIBS[12].version

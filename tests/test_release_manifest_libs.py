@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
-from pathlib import Path
 
 import pytest
+from checkout import from_checkout
 
-ROOT = Path(__file__).resolve().parent.parent
-# Imported with the checkout on sys.path only while importing: left there, importlib.metadata would
-# also read the checkout's *.egg-info (tests/release checks an installed wheel's metadata).
-_saved_path = list(sys.path)
-sys.path[:0] = [str(ROOT), str(ROOT / "ci" / "release")]
-try:
-    import release_manifest
-
-    from buildsys.cuda_libs import LIBS
-finally:
-    sys.path[:] = _saved_path
+release_manifest = from_checkout("release_manifest", "ci/release")
+LIBS = from_checkout("buildsys.cuda_libs").LIBS
 
 VERSION = LIBS[12].version
 TAG = "v2.0.0"

@@ -8,24 +8,17 @@ import base64
 import hashlib
 import io
 import json
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from checkout import from_checkout
 
 pytest.importorskip("trove_classifiers", reason="trove-classifiers: the `release` session runs these (its lock has it)")
 pytest.importorskip("readme_renderer", reason="readme-renderer: the `release` session runs these (its lock has it)")
 
-ROOT = Path(__file__).resolve().parent.parent
-# Imported with the checkout on sys.path only while importing (as tests/test_release_manifest_libs.py).
-_saved_path = list(sys.path)
-sys.path[:0] = [str(ROOT), str(ROOT / "ci" / "release")]
-try:
-    import upload_rules
-finally:
-    sys.path[:] = _saved_path
+upload_rules = from_checkout("upload_rules", "ci/release")
 
 NAME, VERSION = "pytinytensor-cu12", "2.0.0"
 WHEEL = f"pytinytensor_cu12-{VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl"

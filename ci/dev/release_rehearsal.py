@@ -225,15 +225,13 @@ def cuda_toolchain() -> tuple[dict[str, str], str]:
     return dict(exports), proc.stderr
 
 
-def wheels_natively(sdist: Path, pythons: list[str], work: Path, out: Path) -> tuple[list[Path], dict[str, float], str]:
-    """The same hooks as cibuildwheel runs, on this machine: before-all, build, repair-wheel-command.
+def wheels_natively(
+    sdist: Path, pythons: list[str], out: Path, toolchain: dict[str, str]
+) -> tuple[list[Path], dict[str, float], str]:
+    """The same hooks as cibuildwheel runs, on this machine: build and repair-wheel-command, with
+    the toolchain before-all's script installed here (`toolchain`: CUDA_HOME, CUDAHOSTCXX).
     (wheels, repair seconds, the hooks' output)"""
     config = cibw_config()
-    toolchain, output = cuda_toolchain()
-    cuda_home = toolchain["CUDA_HOME"]
-    NOTES.append(
-        f"before-all ran natively: the toolchain went to {cuda_home}, not the container's /usr/local/cuda-12.4"
-    )
     env = dict(os.environ, **{k: str(v) for k, v in config["environment"].items()})
     env.update({**toolchain, "TINYTENSOR_LINKER": "zig", "TINYTENSOR_ZIG": f"{sys.executable} -m ziglang"})
     src = out / "native-src"
@@ -242,6 +240,7 @@ def wheels_natively(sdist: Path, pythons: list[str], work: Path, out: Path) -> t
     project = next(src.iterdir())
     out.mkdir(exist_ok=True)
     seconds: dict[str, float] = {}
+    output = ""
     for python in pythons:
         built = out / f"built-{Path(python).name}"
         sh(
@@ -866,13 +865,17 @@ def main(argv=None) -> int:
     else:
         log(f"no container engine: {why}; running the same hooks natively")
         NOTES.append(f"cibuildwheel did not run: {why}; its hooks ran natively (no compiler fault test)")
+        NOTES.append(
+            f"before-all ran natively: the toolchain went to {toolchain['CUDA_HOME']}, not the container's "
+            "/usr/local/cuda-12.4"
+        )
         pythons = host_pythons()
         tags = [python_tag(py) for py in pythons]
         standin = fidelity.probe([])
         with step(f"wheels: native hooks, {', '.join(tags)}"):
-            wheels, repairs, build_output = wheels_natively(sdist, pythons, work, work / "wheelhouse")
+            wheels, repairs, build_output = wheels_natively(sdist, pythons, work / "wheelhouse", toolchain)
         with step("wheels again, for reproducibility"):
-            rebuilt, _, _ = wheels_natively(sdist, pythons, work, work / "wheelhouse-2")
+            rebuilt, _, _ = wheels_natively(sdist, pythons, work / "wheelhouse-2", toolchain)
         build_output = toolchain_log + build_output
         builder = "cibuildwheel's hooks run natively"
     missing = [t for t in PYTHON_TAGS if t not in tags]

@@ -298,9 +298,8 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
     with zipfile.ZipFile(wheel) as zf:
         manifest = json.loads(zf.read(f"{libs.module}/manifest.json"))
     facts["manifest"] = {k: manifest.get(k) for k in ("version", "cublas_archs", "nvrtc")}
-    nvrtc = {"requirement": libs.nvrtc_requirement, "package": libs.nvrtc[0], "file": libs.nvrtc[1]}
-    if manifest.get("nvrtc") != nvrtc:
-        failures.append(f"manifest.json names NVRTC as {manifest.get('nvrtc')}, expected {nvrtc}")
+    if manifest.get("nvrtc") != libs.nvrtc_manifest:
+        failures.append(f"manifest.json names NVRTC as {manifest.get('nvrtc')}, expected {libs.nvrtc_manifest}")
     if manifest["version"] != meta["Version"]:
         failures.append(f"manifest.json says {manifest['version']}, the metadata {meta['Version']}")
     for entry in manifest["libraries"]:  # hashed as _common read them

@@ -133,11 +133,6 @@ def version_nodes(elf: ELFFile) -> dict:
     return {"defines": defines, "needs": needs}
 
 
-def version_nodes_of(path: Path) -> dict:
-    with open(path, "rb") as f:
-        return version_nodes(ELFFile(f))
-
-
 def rename_versions(path: Path, renames: dict[str, str]) -> list[str]:
     """Rename the version nodes `renames` names (old -> new), defined or needed, in place. Returns
     one line per renamed string. Refuses (ValueError, the file untouched) a new name longer than

@@ -19,22 +19,20 @@ there. Standard library only.
 from __future__ import annotations
 
 import argparse
-import base64
-import hashlib
 import os
 import re
 import sys
-import zipfile
+import tempfile
 from pathlib import Path
 
 import publish  # this folder: the simple API lookups
 from release_manifest import CUDA_LIBS, SDISTS, WHEEL_DIST
+from wheel_files import write_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.0.0a0"
 TAG = "py3-none-any"
 NAMES = tuple(dict.fromkeys((*SDISTS, WHEEL_DIST, CUDA_LIBS.name)))
-EPOCH = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry holds: the same bytes on every build
 
 
 def first_release() -> str:
@@ -69,33 +67,21 @@ def metadata(name: str, release: str) -> str:
     return "".join(f"{key}: {value}\n" for key, value in headers) + "\n" + body
 
 
-def record_hash(data: bytes) -> str:
-    """RECORD's form: sha256=<urlsafe base64, no padding>."""
-    return "sha256=" + base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-
-
 def wheel_name(name: str) -> str:
     return f"{re.sub(r'[-_.]+', '_', name).lower()}-{VERSION}-{TAG}.whl"
 
 
 def build(name: str, out: Path, release: str) -> Path:
     """The placeholder wheel of `name` in `out`: METADATA, WHEEL and RECORD, nothing else."""
-    info = f"{re.sub(r'[-_.]+', '_', name).lower()}-{VERSION}.dist-info"
-    files = {
-        f"{info}/METADATA": metadata(name, release).encode(),
-        f"{info}/WHEEL": (
+    with tempfile.TemporaryDirectory(prefix="placeholder-") as tmp:
+        info = Path(tmp) / f"{re.sub(r'[-_.]+', '_', name).lower()}-{VERSION}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(metadata(name, release))
+        (info / "WHEEL").write_text(
             f"Wheel-Version: 1.0\nGenerator: ci/release/placeholders.py\nRoot-Is-Purelib: true\nTag: {TAG}\n"
-        ).encode(),
-    }
-    record = "".join(f"{path},{record_hash(data)},{len(data)}\n" for path, data in files.items())
-    files[f"{info}/RECORD"] = (record + f"{info}/RECORD,,\n").encode()
-    path = out / wheel_name(name)
-    with zipfile.ZipFile(path, "w") as zf:
-        for member, data in files.items():
-            entry = zipfile.ZipInfo(member, EPOCH)
-            entry.compress_type = zipfile.ZIP_DEFLATED
-            entry.external_attr = 0o644 << 16
-            zf.writestr(entry, data)
+        )
+        path = out / wheel_name(name)
+        write_wheel(Path(tmp), path)  # RECORD, fixed timestamps: the same bytes on every build
     return path
 
 
