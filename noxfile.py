@@ -4,8 +4,8 @@
 """Test matrices and jobs. `nox -l` lists them; `nox -t ci` is what CI runs (README).
 
 Sessions install what they need into their own environments (uv when available). Interpreters
-come from the machine: python3.11 to 3.14 wherever they are (PATH, pyenv); those absent are left
-out of the parametrization rather than failing.
+come from the machine: the release matrix's CPythons (buildsys/release_matrix.py) wherever they are
+(PATH, pyenv); those absent are left out of the parametrization rather than failing.
 """
 
 from __future__ import annotations
@@ -19,9 +19,12 @@ from pathlib import Path
 
 import nox
 
-sys.path[:0] = [str(Path(__file__).resolve().parent / "ci" / "dev"), str(Path(__file__).resolve().parent / "ci")]
-import pytest_summary  # noqa: E402
-import torch_oracle  # noqa: E402
+# nox imports this file without putting its folder on sys.path (sessions run there, so `python -m
+# ci....` needs nothing); the noxfile itself imports the ci package from the checkout.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from buildsys import release_matrix  # noqa: E402
+from ci import pytest_summary  # noqa: E402
+from ci.dev import torch_oracle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent
 ORACLE_PYTHON = "3.11"  # PyTorch 2.13's CPU wheel (the test oracle) exists here for 3.11
@@ -36,7 +39,7 @@ os.environ.setdefault("UV_PYTHON_DOWNLOADS", "never")  # interpreters come from 
 def _interpreters() -> list[str]:
     """Python versions present on this machine; puts pyenv installs on PATH so nox and uv find them."""
     found = []
-    for version in ("3.11", "3.12", "3.13", "3.14"):
+    for version in release_matrix.PYTHONS:
         exe = f"python{version}"
         candidates = sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{version}*/bin/{exe}")))
         for candidate in candidates:
@@ -138,7 +141,7 @@ def tests_gpu(session):
     session.install(*TEST_DEPS)
     _install_torch(session)
     out = Path(session.create_tmp()) / "gpu-check"
-    session.run("python", str(ROOT / "ci" / "release" / "gpu_check.py"), "--out", str(out))
+    session.run("python", "-m", "ci.release.gpu_check", "--out", str(out))
     _report_gpu_part(session, pytest_summary.read(out / pytest_summary.FILE))
 
 
@@ -164,7 +167,7 @@ def gpu_rehearsal(session):
     """ci/release/gpu_check.py as the lent GPU machine runs it, here without a GPU (ci/dev/gpu_rehearsal.py):
     fails if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
     session.install(*DEVICE_PACKAGES)
-    session.run("python", str(ROOT / "ci" / "dev" / "gpu_rehearsal.py"), *session.posargs)
+    session.run("python", "-m", "ci.dev.gpu_rehearsal", *session.posargs)
 
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
@@ -212,9 +215,7 @@ def release(session):
     ]
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", *tests)
     args = list(session.posargs)
-    session.run(
-        "python", "ci/dev/release_rehearsal.py", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"}
-    )
+    session.run("python", "-m", "ci.dev.rehearsal", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
 
 
 @nox.session(python=PYTHONS[-1], tags=["ci"], default=False)
@@ -222,7 +223,7 @@ def workflows(session):
     """zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),
     and cibuildwheel's build identifiers against the intended list."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "workflows"))
-    session.run("python", "ci/dev/check_workflows.py")
+    session.run("python", "-m", "ci.dev.check_workflows")
 
 
 if __name__ == "__main__":  # `python noxfile.py -s lint`, or `uv run noxfile.py` (the script block above)

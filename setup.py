@@ -13,7 +13,8 @@ from setuptools import Extension, find_packages, setup
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from buildsys.build_ext import CudaBuildExt  # noqa: E402
+from buildsys import release_matrix  # noqa: E402
+from buildsys.build_ext import CpuOnlyBuildPy, CudaBuildExt  # noqa: E402
 from buildsys.sdist import ReproducibleSdist  # noqa: E402
 from buildsys.variant import VariantError, from_env  # noqa: E402
 
@@ -32,13 +33,16 @@ setup(
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     license="MIT",
-    python_requires=">=3.11",
+    python_requires=release_matrix.requires_python(),
     packages=find_packages(include=["tinytensor", "tinytensor.*"]),
     include_package_data=False,
     install_requires=VARIANT.install_requires(),
     extras_require=VARIANT.extras_require(),
     # Built by CudaBuildExt: nvcc compiles the .cu, the C++ compiler the binding (buildsys/extension.py).
-    ext_modules=[
+    # A CPU-only build (TINYTENSOR_BUILD_EXTENSION=0) declares none: its wheel is py3-none-any.
+    ext_modules=[]
+    if VARIANT.skip
+    else [
         Extension(
             "tinytensor.cuda_ops",
             sources=["csrc/cuda_gpu.cu", "csrc/cuda_binding.cpp"],
@@ -46,10 +50,11 @@ setup(
             include_dirs=["csrc"],
         )
     ],
-    cmdclass={"build_ext": CudaBuildExt, "sdist": ReproducibleSdist},
+    cmdclass={"build_py": CpuOnlyBuildPy, "build_ext": CudaBuildExt, "sdist": ReproducibleSdist},
     classifiers=[
         "Programming Language :: Python :: 3",
         "Programming Language :: Python :: 3 :: Only",
+        *(f"Programming Language :: Python :: {v}" for v in release_matrix.PYTHONS),
         *([f"Environment :: GPU :: NVIDIA CUDA :: {VARIANT.cuda_major}"] if VARIANT.cuda_major else []),
         "Operating System :: POSIX :: Linux",
     ],

@@ -14,6 +14,7 @@ import traceback
 from pathlib import Path
 
 from setuptools.command.build_ext import build_ext
+from setuptools.command.build_py import build_py
 
 from . import archs, cuda_libs, extension, toolkit, variant
 
@@ -25,19 +26,48 @@ def _say(message: str) -> None:
     print(f"{PREFIX}: {message}", file=sys.stderr, flush=True)
 
 
+def _record(chosen: variant.Variant, outcome: dict, package_dirs: list[Path]) -> list[str]:
+    """Write the build record into each of `package_dirs` (tinytensor/ as built); returns the files."""
+    config = {"distribution": chosen.dist_name, "variant": chosen.key or "default", "mode": chosen.mode, **outcome}
+    written = []
+    for target in package_dirs:
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / "_build_config.json"
+        path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
+        written.append(str(path))
+    return written
+
+
+SKIPPED = {"extension": "skipped", "reason": "a CPU-only build was requested (TINYTENSOR_BUILD_EXTENSION=0)"}
+
+
+class CpuOnlyBuildPy(build_py):
+    """A CPU-only build (TINYTENSOR_BUILD_EXTENSION=0) declares no extension, so its wheel is pure
+    (py3-none-any) and build_ext never runs: the build record is written here instead."""
+
+    def run(self):
+        super().run()
+        chosen = variant.from_env()
+        if chosen.skip:
+            if chosen.cuda_major:
+                _say(
+                    f"WARNING: building {chosen.dist_name} WITHOUT its CUDA extension, because "
+                    "TINYTENSOR_BUILD_EXTENSION=0 asked for a CPU-only build"
+                )
+            else:
+                _say("building CPU-only (TINYTENSOR_BUILD_EXTENSION=0): a pure-Python wheel")
+            self._built_files = _record(chosen, SKIPPED, [Path(self.build_lib) / "tinytensor"])
+
+    def get_outputs(self, include_bytecode=True):
+        return super().get_outputs(include_bytecode) + list(getattr(self, "_built_files", []))
+
+
 class CudaBuildExt(build_ext):
     """Builds the one CUDA extension with nvcc; never silently skips it for a -cuNN variant."""
 
     def run(self):
         chosen = variant.from_env()
-        config = {"distribution": chosen.dist_name, "variant": chosen.key or "default", "mode": chosen.mode}
-        config.update(self._build(chosen))
-        self._built_files = []
-        for target in self._package_dirs():
-            target.mkdir(parents=True, exist_ok=True)
-            path = target / "_build_config.json"
-            path.write_text(json.dumps(config, indent=1, sort_keys=True) + "\n")
-            self._built_files.append(str(path))
+        self._built_files = _record(chosen, self._build(chosen), self._package_dirs())
 
     def _package_dirs(self) -> list[Path]:
         if self.inplace:
@@ -49,15 +79,8 @@ class CudaBuildExt(build_ext):
         # An extension left in build/ (or the source tree) by an earlier build must not ship with
         # this one if this one skips or fails: remove it first.
         Path(self.get_ext_fullpath(ext.name)).unlink(missing_ok=True)
-        if chosen.skip:
-            if chosen.cuda_major:
-                _say(
-                    f"WARNING: building {chosen.dist_name} WITHOUT its CUDA extension, because "
-                    "TINYTENSOR_BUILD_EXTENSION=0 asked for a CPU-only build"
-                )
-            else:
-                _say("building CPU-only (TINYTENSOR_BUILD_EXTENSION=0)")
-            return {"extension": "skipped", "reason": "a CPU-only build was requested (TINYTENSOR_BUILD_EXTENSION=0)"}
+        if chosen.skip:  # only in place (setup.py build_ext --inplace): a wheel declares no extension then
+            return SKIPPED
         try:
             kit = toolkit.discover(chosen.cuda_major)
             sass, ptx = archs.select(kit.major, toolkit.nvcc_supported_archs(kit.nvcc))

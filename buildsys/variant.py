@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import cuda_libs
+from .release_matrix import BASE_NAME
 
-BASE_NAME = "pytinytensor"
 VARIANTS = {"": None, "cu12": 12, "cu13": 13}
 MODES = ("auto", "1", "0")
 LIBS_MODES = ("toolkit", "dist")

@@ -1,4 +1,4 @@
-"""Import the checkout's own modules (buildsys/, ci/release/, ci/dev/) in tests, with the checkout
+"""Import the checkout's own packages (buildsys, ci) in tests, with the checkout
 on sys.path only while importing: left there, importlib.metadata would also read the checkout's
 *.egg-info (tests/release checks an installed wheel's metadata)."""
 
@@ -12,10 +12,10 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def from_checkout(name: str, *folders: str) -> ModuleType:
-    """Module `name`, found in the checkout's root or in `folders` (relative to it, e.g. "ci/release")."""
+def from_checkout(name: str) -> ModuleType:
+    """Module `name` of the checkout (e.g. "ci.release.publish", "buildsys.cuda_libs")."""
     saved = list(sys.path)
-    sys.path[:0] = [str(ROOT), *(str(ROOT / f) for f in folders)]
+    sys.path.insert(0, str(ROOT))
     try:
         return importlib.import_module(name)
     finally:

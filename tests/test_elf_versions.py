@@ -25,7 +25,7 @@ pytest.importorskip("elftools", reason="pyelftools (the release dependency group
 
 from elftools.elf.elffile import ELFFile  # noqa: E402 (pyelftools only where present)
 
-elf_versions = from_checkout("elf_versions", "ci/release")
+elf_versions = from_checkout("ci.release.elf_versions")
 
 CC = shutil.which("cc") or shutil.which("gcc")
 pytestmark = pytest.mark.skipif(CC is None, reason="no C compiler to build the test libraries")

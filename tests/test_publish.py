@@ -28,12 +28,11 @@ from pathlib import Path
 import pytest
 from checkout import ROOT, from_checkout
 
-package_index = from_checkout("package_index", "ci/dev")
-placeholders = from_checkout("placeholders", "ci/release")
-publish = from_checkout("publish", "ci/release")
+package_index = from_checkout("ci.dev.package_index")
+placeholders = from_checkout("ci.release.placeholders")
+publish = from_checkout("ci.release.publish")
 LIBS = from_checkout("buildsys.cuda_libs").LIBS
 
-PUBLISH = ROOT / "ci" / "release" / "publish.py"
 LIBS_VERSION = LIBS[12].version
 VERSION = "2.0.0"
 LIBS_X86 = f"pytinytensor_cu12_libs-{LIBS_VERSION}-py3-none-manylinux_2_28_x86_64.whl"
@@ -288,8 +287,10 @@ def test_wait_returns_once_the_upload_appears(index, tmp_path):
     stage.mkdir()
     wheel = make_wheel(stage, LIBS_X86, b"libraries")
     (stage / f"{LIBS_X86}.publish.attestation").write_text("{}")  # what the uploader adds: not waited for
-    command = [sys.executable, str(PUBLISH), "wait", "--index-url", index.simple, "--dir", str(stage)]
-    waiting = subprocess.Popen(command + ["--timeout", "60", "--interval", "0.2"], stdout=subprocess.PIPE, text=True)
+    command = [sys.executable, "-m", "ci.release.publish", "wait", "--index-url", index.simple, "--dir", str(stage)]
+    waiting = subprocess.Popen(
+        command + ["--timeout", "60", "--interval", "0.2"], stdout=subprocess.PIPE, text=True, cwd=ROOT
+    )
     try:
         time.sleep(1)
         assert waiting.poll() is None, "wait returned before the upload"

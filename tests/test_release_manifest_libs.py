@@ -10,7 +10,7 @@ import json
 import pytest
 from checkout import from_checkout
 
-release_manifest = from_checkout("release_manifest", "ci/release")
+release_manifest = from_checkout("ci.release.release_manifest")
 LIBS = from_checkout("buildsys.cuda_libs").LIBS
 
 VERSION = LIBS[12].version

@@ -18,7 +18,7 @@ from checkout import from_checkout
 pytest.importorskip("trove_classifiers", reason="trove-classifiers: the `release` session runs these (its lock has it)")
 pytest.importorskip("readme_renderer", reason="readme-renderer: the `release` session runs these (its lock has it)")
 
-upload_rules = from_checkout("upload_rules", "ci/release")
+upload_rules = from_checkout("ci.release.upload_rules")
 
 NAME, VERSION = "pytinytensor-cu12", "2.0.0"
 WHEEL = f"pytinytensor_cu12-{VERSION}-cp311-cp311-manylinux_2_28_x86_64.whl"

@@ -1,8 +1,8 @@
 """A CUDA 13 toolkit and cuBLAS 13 for builds on a machine without a GPU (the lent GPU machine has
 only CUDA 13, so the extension must build against it too).
 
-    python ci/dev/cuda13.py toolkit [--from-pip]   # prints a CUDA_HOME whose nvcc is release 13
-    python ci/dev/cuda13.py cublas                 # prints a folder holding nvidia/cu13 (cuBLAS 13)
+    python -m ci.dev.cuda13 toolkit [--from-pip]   # prints a CUDA_HOME whose nvcc is release 13
+    python -m ci.dev.cuda13 cublas                 # prints a folder holding nvidia/cu13 (cuBLAS 13)
 
 The toolkit is $CUDA_HOME or /usr/local/cuda-13.0 when they are CUDA 13, else (or with
 --from-pip) one assembled in the cache from PyPI's CUDA 13.0 wheels, whose nvidia-cuda-nvcc does
@@ -18,8 +18,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ci/: project_paths
-from project_paths import CACHE  # noqa: E402
+from ci.project_paths import CACHE
 
 CUBLAS13 = "nvidia-cublas==13.0.2.14"  # matches the CUDA 13.0 toolkits
 WHEELS = [  # PyPI's CUDA 13.0 compiler and what it needs: the parts of a toolkit the build uses
@@ -89,4 +88,4 @@ if __name__ == "__main__":
     elif what == "cublas":
         print(cublas())
     else:
-        raise SystemExit("usage: python ci/dev/cuda13.py toolkit [--from-pip] | cublas")
+        raise SystemExit("usage: python -m ci.dev.cuda13 toolkit [--from-pip] | cublas")

@@ -7,7 +7,7 @@ untracked ones git does not ignore, and the carried folder). Passes when the bui
 CUDA 13, the extension imports, and every failure is only for want of a GPU: then on the GPU
 machine only the GPU's presence can change the result.
 
-    python ci/dev/gpu_rehearsal.py [--cuda13-from-pip] [--out DIR]
+    python -m ci.dev.gpu_rehearsal [--cuda13-from-pip] [--out DIR]
 """
 
 from __future__ import annotations
@@ -23,9 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ci/: project_paths
-import cuda13  # noqa: E402
-from project_paths import ROOT, copy_worktree  # noqa: E402
+from ci.dev import cuda13
+from ci.project_paths import ROOT, copy_worktree
 
 DEVICE_COMMAND = ["--build-inplace", "--wheels", ".gpu-wheels", "--archs", "90"]  # as README's device command
 EXPECTED = {  # each step's outcome on a machine without a GPU
@@ -100,7 +99,16 @@ def main(argv=None) -> int:
     for old in (out, returned):
         shutil.rmtree(old, ignore_errors=True)
     print(f"copied {files} files of the working tree to {tree}", flush=True)
-    command = [sys.executable, "ci/release/gpu_check.py", *DEVICE_COMMAND, "--out", str(out), "--bundle", str(returned)]
+    command = [
+        sys.executable,
+        "-m",
+        "ci.release.gpu_check",
+        *DEVICE_COMMAND,
+        "--out",
+        str(out),
+        "--bundle",
+        str(returned),
+    ]
     check_started = time.monotonic()
     status = subprocess.run(command, cwd=tree, env=dict(os.environ, CUDA_HOME=str(cuda_home))).returncode
     check_seconds = time.monotonic() - check_started

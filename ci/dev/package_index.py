@@ -31,13 +31,14 @@ import time
 import urllib.request
 from pathlib import Path
 
+from ci import commands
+
 MIB = 1 << 20
 # Per connection, not forwarded (RFC 9110 7.6.1); the proxy sets its own length.
 HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade"}
 
 
-def log(message: str) -> None:
-    print(f"package-index: {message}", flush=True)
+log = commands.logger("package-index")
 
 
 def free_port() -> int:

@@ -1,7 +1,7 @@
 """Build pytinytensor-cuNN-libs: the CUDA runtime libraries of the release wheels, once per
 architecture, in one Python-independent wheel (py3-none-manylinux_2_28_<arch>).
 
-    python ci/release/build_cuda_libs.py --arch x86_64 --out DIR [--major 12]
+    python -m ci.release.build_cuda_libs --arch x86_64 --out DIR [--major 12]
 
   1. NVIDIA's wheels named in buildsys/cuda_libs.py, downloaded with pip from their hash lock
      (ci/release/locks/cuda-libs-cuNN.txt) for the target architecture, into the cache
@@ -35,27 +35,23 @@ import time
 import zipfile
 from pathlib import Path
 
+from buildsys.cuda_libs import LibsDist, for_major, version_node, version_renames
+from ci import commands
+from ci.project_paths import CACHE
+from ci.release.elf_versions import rename_versions
+from ci.release.fatbin_archs import fatbin_archs
+from ci.release.release_manifest import sha256
+from ci.release.wheel_files import EPOCH, write_wheel
+
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-sys.path[:0] = [str(ROOT), str(HERE), str(HERE.parent)]  # buildsys; this folder; ci/ (project_paths)
-from elf_versions import rename_versions  # noqa: E402
-from fatbin_archs import fatbin_archs  # noqa: E402
-from project_paths import CACHE  # noqa: E402
-from release_manifest import sha256  # noqa: E402
-from wheel_files import EPOCH, write_wheel  # noqa: E402
-
-from buildsys.cuda_libs import LibsDist, for_major, version_node, version_renames  # noqa: E402
-
 PLAT = "manylinux_2_28_{arch}"
 
 
-def log(message: str) -> None:
-    print(f"build-cuda-libs: {message}", file=sys.stderr, flush=True)
+log = commands.logger("build-cuda-libs", sys.stderr)
 
 
 def run(*cmd: str, **kwargs) -> subprocess.CompletedProcess:
-    log("$ " + " ".join(cmd))
-    return subprocess.run(cmd, check=True, **kwargs)
+    return commands.run(cmd, log=log, **kwargs)
 
 
 def lock_path(libs: LibsDist) -> Path:

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from gpu_steps import Checker
+from ci.release.gpu_steps import Checker
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,7 +1,10 @@
 """The contract every published pytinytensor CUDA wheel must meet, checked file by file: the
 per-Python pytinytensor-cuNN wheels and the per-architecture pytinytensor-cuNN-libs wheel.
 
-    python ci/release/check_wheel.py [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL...
+    python -m ci.release.check_wheel [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL...
+
+and the plain pytinytensor's pure wheel (py3-none-any: no extension, nothing compiled, CUDA
+packages only behind its extras; check-wheel-contents and twine check).
 
 What the packaging tools already know, they check:
 - `auditwheel show --json`: the wheel qualifies for the intended manylinux floor (overall and
@@ -48,14 +51,15 @@ import sys
 import zipfile
 from pathlib import Path
 
-from elf_versions import version_nodes
 from elftools.common.exceptions import ELFError
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from release_manifest import sha256
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from buildsys.cuda_libs import LIBS, version_node  # noqa: E402
+from buildsys.cuda_libs import LIBS, version_node
+from buildsys.release_matrix import CPU_DIST, requires_python
+from buildsys.release_matrix import platform as release_matrix_platform
+from ci.release.elf_versions import version_nodes
+from ci.release.release_manifest import normalized, sha256
 
 CUDA_LIBRARY = re.compile(r"(^|/)lib(cudart|cublas|cublasLt)[-.]")
 DRIVER = re.compile(r"(^|/)lib(cuda|nvidia-[\w-]+)\.so")
@@ -309,6 +313,50 @@ def check_libs(wheel: Path, plat: str, major: int = 12) -> dict:
     return _finish(facts, failures)
 
 
+def check_cpu(wheel: Path) -> dict:
+    """The contract of the plain pytinytensor wheel: pure Python (py3-none-any), no extension and
+    nothing compiled, CuPy only behind the cuda12/cuda13 extras, built CPU-only on purpose."""
+    failures: list[str] = []
+    facts: dict = {"wheel": wheel.name, "bytes": wheel.stat().st_size, "sha256": sha256(wheel)}
+    facts["platform_tags"] = wheel.name[:-4].split("-")[-1].split(".")
+    if not wheel.name.startswith(f"{normalized(CPU_DIST)}-") or not wheel.name.endswith("-py3-none-any.whl"):
+        failures.append(f"{wheel.name} is not a py3-none-any wheel of {CPU_DIST}")
+    with zipfile.ZipFile(wheel) as zf:
+        names = zf.namelist()
+        dist_info = next(n.split("/")[0] for n in names if n.endswith(".dist-info/METADATA"))
+        meta = email.parser.Parser().parsestr(zf.read(f"{dist_info}/METADATA").decode())
+        wheel_meta = zf.read(f"{dist_info}/WHEEL").decode()
+        compiled = [i.filename for i in zf.infolist() if zf.read(i)[:4] == b"\x7fELF" or i.filename.endswith(".so")]
+        config = (
+            json.loads(zf.read("tinytensor/_build_config.json")) if "tinytensor/_build_config.json" in names else {}
+        )
+    if "Root-Is-Purelib: true" not in wheel_meta or "Tag: py3-none-any" not in wheel_meta:
+        failures.append(f"WHEEL metadata is not a pure py3-none-any wheel: {wheel_meta.strip()!r}")
+    if compiled:
+        failures.append(f"compiled files are inside the pure wheel: {compiled}")
+    if config.get("extension") != "skipped" or config.get("mode") != "0":
+        failures.append(f"tinytensor/_build_config.json does not record a CPU-only build on purpose: {config}")
+    if meta["Name"] != CPU_DIST:
+        failures.append(f"metadata Name is {meta['Name']!r}, expected {CPU_DIST!r}")
+    if meta["Requires-Python"] != requires_python():
+        failures.append(f"Requires-Python is {meta['Requires-Python']!r}, expected {requires_python()!r}")
+    requires = [r for r in meta.get_all("Requires-Dist") or [] if "extra ==" not in r]  # unconditional only
+    facts["requires"] = requires
+    cuda = [r for r in requires if r.startswith(("cupy", "nvidia-", "pytinytensor"))]
+    if cuda:
+        failures.append(f"the CPU wheel requires CUDA packages unconditionally: {cuda}")
+    failures += check_wheel_contents(wheel, "tinytensor")
+    twine = _tool("twine", "check", "--strict", str(wheel))
+    if twine.returncode != 0:
+        failures.append(f"twine check failed: {(twine.stdout + twine.stderr).strip()}")
+    _budget(facts, WHEEL_BUDGET_MB, failures)
+    return _finish(facts, failures)
+
+
+def is_cpu_wheel(wheel: Path) -> bool:
+    return wheel.name.endswith("-none-any.whl") and not is_libs_wheel(wheel)
+
+
 def is_libs_wheel(wheel: Path) -> bool:
     return re.match(r"pytinytensor_cu\d+_libs-", wheel.name) is not None
 
@@ -316,13 +364,18 @@ def is_libs_wheel(wheel: Path) -> bool:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("wheels", nargs="+", type=Path)
-    parser.add_argument("--plat", default=f"manylinux_2_28_{platform.machine()}")
+    parser.add_argument("--plat", default=release_matrix_platform(platform.machine()))
     parser.add_argument("--variant", default="cu12")
     parser.add_argument("--json", type=Path, help="write the facts of every wheel here")
     args = parser.parse_args(argv)
     major = int(args.variant.removeprefix("cu"))
     results = [
-        check_libs(w, args.plat, major) if is_libs_wheel(w) else check(w, args.plat, args.variant) for w in args.wheels
+        check_libs(w, args.plat, major)
+        if is_libs_wheel(w)
+        else check_cpu(w)
+        if is_cpu_wheel(w)
+        else check(w, args.plat, args.variant)
+        for w in args.wheels
     ]
     for r in results:
         print(f"{r['wheel']}: {r['size_mb']} MB (budget {r['budget_mb']} MB)")
@@ -331,7 +384,10 @@ def main(argv=None) -> int:
             print(f"  FAIL: {failure}")
         if not r["failures"]:
             print(
-                f"  OK: {args.plat} floor, no driver library, RPATHs relative, metadata, the "
+                "  OK: pure py3-none-any, nothing compiled, no CUDA requirement, metadata; check-wheel-contents "
+                "and twine check pass"
+                if "auditwheel" not in r
+                else f"  OK: {args.plat} floor, no driver library, RPATHs relative, metadata, the "
                 + ("library wheel's files and manifest" if "manifest" in r else "extension needing the library wheel")
                 + "; auditwheel show, check-wheel-contents and twine check pass"
             )

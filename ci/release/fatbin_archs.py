@@ -1,6 +1,6 @@
 """Which GPU architectures an ELF shared library (libcublas, libcublasLt, our cuda_ops) carries code for.
 
-    python ci/release/fatbin_archs.py [--detail] [--cc 100,120] [--sections .nv_fatbin,...] LIB...
+    python -m ci.release.fatbin_archs [--detail] [--cc 100,120] [--sections .nv_fatbin,...] LIB...
 
 prints JSON, one object per library: {"LIB": {"sass": [50, ..., 120], "ptx": [120]}}. "sass" are the sm
 numbers with native code (cubins), "ptx" the compute_XY numbers with embedded PTX the driver can JIT.

@@ -5,7 +5,7 @@ digits example on cuda, and the GPU benchmarks; logs, summary.json and report.md
     TINYTENSOR_REQUIRE_GPU=1 ci/nox.sh -s tests_gpu
     # the GPU machine lent here (CUDA 13, cupy-cuda13x, no network, no pip index): build in place,
     # install the carried test wheels (ci/dev/gpu-wheels.sh) offline, and return three files
-    python3 ci/release/gpu_check.py --build-inplace --wheels .gpu-wheels --archs 90 --out /tmp/gpu-check --bundle "$OUT"
+    python3 -m ci.release.gpu_check --build-inplace --wheels .gpu-wheels --archs 90 --out /tmp/gpu-check --bundle "$OUT"
     # its rehearsal on a machine without a GPU (CUDA 13 toolkit, device-like environment)
     ci/nox.sh -s gpu_rehearsal
 
@@ -42,12 +42,11 @@ import time
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # ci/: pytest_summary
-import pytest_summary  # noqa: E402
-from carried_wheels import install_wheels  # noqa: E402
-from gpu_outcomes import classify_plain, classify_pytest, gpu_facts, read_junit, says_gpu_absent
-from gpu_report import bench_rows, render_report
-from gpu_steps import Checker
+from ci import pytest_summary
+from ci.release.carried_wheels import install_wheels
+from ci.release.gpu_outcomes import classify_plain, classify_pytest, gpu_facts, read_junit, says_gpu_absent
+from ci.release.gpu_report import bench_rows, render_report
+from ci.release.gpu_steps import Checker
 
 ROOT = Path(__file__).resolve().parents[2]
 EXIT_PASS, EXIT_FAIL, EXIT_GPU_ABSENT = 0, 1, 3

@@ -3,8 +3,8 @@ benchmark table, ready to commit."""
 
 from __future__ import annotations
 
-from gpu_outcomes import REQUIRE_GPU_FAILURE
-from gpu_steps import Checker
+from ci.release.gpu_outcomes import REQUIRE_GPU_FAILURE
+from ci.release.gpu_steps import Checker
 
 
 def _md_table(header: list[str], rows: list[list]) -> list[str]:
@@ -49,7 +49,7 @@ def bench_table(bench) -> list[str]:
 
 def render_report(s: dict, check: Checker, args) -> str:
     lines = [f"# GPU check, {s['date'][:10]}", ""]
-    command = "python3 ci/release/gpu_check.py " + " ".join(
+    command = "python3 -m ci.release.gpu_check " + " ".join(
         (["--build-inplace"] if args.build_inplace else [])
         + ([f"--wheels {args.wheels}"] if args.wheels else [])
         + ([f"--archs {args.archs}"] if args.archs else [])

@@ -1,10 +1,10 @@
 """Placeholder wheels that create the release's projects on an index before their first release.
 
-    python ci/release/placeholders.py --out DIR [--index-url SIMPLE_URL]
+    python -m ci.release.placeholders --out DIR [--index-url SIMPLE_URL]
 
 An index raises a project's file-size limit only on request, and only for a project that exists;
 pytinytensor-cu12-libs's wheel is far above the default limit. So each name the release publishes
-(pytinytensor, pytinytensor-cu12, pytinytensor-cu12-libs: ci/release/release_manifest.py) is
+(pytinytensor, pytinytensor-cu12, pytinytensor-cu12-libs: buildsys/release_matrix.py) is
 created first with a placeholder (.github/workflows/placeholders.yml): a tiny `py3-none-any`
 wheel, metadata 2.4, version 0.0.0a0 (below every real release, and a pre-release, which pip
 takes only while nothing else exists), whose summary and description say it only reserves the
@@ -25,14 +25,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-import publish  # this folder: the simple API lookups
-from release_manifest import CUDA_LIBS, SDISTS, WHEEL_DIST
-from wheel_files import write_wheel
+from buildsys.release_matrix import CUDA_RELEASES, SDISTS
+from ci.release import publish  # the simple API lookups
+from ci.release.wheel_files import write_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.0.0a0"
 TAG = "py3-none-any"
-NAMES = tuple(dict.fromkeys((*SDISTS, WHEEL_DIST, CUDA_LIBS.name)))
+NAMES = tuple(dict.fromkeys((*SDISTS, *(r.dist for r in CUDA_RELEASES), *(r.libs.name for r in CUDA_RELEASES))))
+LIBS_OF = {r.libs.name: r.dist for r in CUDA_RELEASES}  # library distribution -> the package installing it
 
 
 def first_release() -> str:
@@ -47,7 +48,7 @@ def first_release() -> str:
 def metadata(name: str, release: str) -> str:
     """Core metadata 2.4; the description (plain text, which every index renders) is the body."""
     # the library distribution is installed by the package that requires it, never on its own
-    target = WHEEL_DIST if name == CUDA_LIBS.name else name
+    target = LIBS_OF.get(name, name)
     what = f"{name} holds the CUDA libraries of {target}, which installs it" if target != name else "install a release"
     install = f'pip install "{target}>={release}"'
     summary = f"Placeholder that only reserves the name {name}: install {target}>={release}"

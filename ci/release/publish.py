@@ -1,8 +1,8 @@
 """Publishing a release's files in an order that never leaves the index broken, and again after a
 failure until it is all there.
 
-    python ci/release/publish.py plan --index-url SIMPLE_URL --dir dist --out stages
-    python ci/release/publish.py wait --index-url SIMPLE_URL --dir stages/1-libraries [--timeout 600] [--interval 10]
+    python -m ci.release.publish plan --index-url SIMPLE_URL --dir dist --out stages
+    python -m ci.release.publish wait --index-url SIMPLE_URL --dir stages/1-libraries [--timeout 600] [--interval 10]
 
 Every pytinytensor-cuNN wheel requires its library wheel (pytinytensor-cuNN-libs) at one exact
 version. Uploaded in one go, the per-Python wheels come first, and a library wheel refused after
@@ -50,7 +50,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from release_manifest import sha256  # this folder: one sha256 for every release script
+from ci import commands
+from ci.release.release_manifest import sha256  # one sha256 for every release script
 
 LIBS_WHEEL = "pytinytensor_cu*_libs-*.whl"
 STAGES = ("1-libraries", "2-packages")
@@ -64,8 +65,7 @@ class IndexUnavailable(Exception):
     """The index answered something other than a project page or a 404 (or nothing)."""
 
 
-def log(message: str) -> None:
-    print(f"publish: {message}", flush=True)
+log = commands.logger("publish")
 
 
 def error(message: str) -> None:

@@ -29,28 +29,18 @@ import re
 import sys
 from pathlib import Path
 
-# buildsys/cuda_libs.py names the CUDA library distribution (standard library only, like this file)
-sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from buildsys.cuda_libs import LIBS  # noqa: E402
+from buildsys.cuda_libs import LibsDist
+from buildsys.release_matrix import ARCHS, CPU_DIST, CUDA_RELEASES, PYTHON_TAGS, SDISTS, platform, python_tag
 
-# What a release publishes. ci/dev/check_workflows.py holds the rest to this table: cibuildwheel must
-# build exactly PYTHON_TAGS x ARCHS, release.yml's `wheels` and `cuda-libs` matrices must list ARCHS,
-# and its GPU smoke test must run the lowest and the highest of PYTHON_TAGS. (Standard library only,
-# Python >= 3.11: the GPU runner runs it with the oldest supported Python.)
-WHEEL_DIST = "pytinytensor-cu12"
-WHEEL_PLATFORM = "manylinux_2_28_{arch}"  # ci/release/repair_wheel.py's --plat, held by ci/release/check_wheel.py
-ARCHS = ("x86_64", "aarch64")
-PYTHON_TAGS = ("cp311", "cp312", "cp313", "cp314")
-# Source distributions: one per name, what pip falls back to where no wheel fits. The cu12 one
-# records its variant, so building it with no variable set makes pytinytensor-cu12 or fails. (The
-# plain pytinytensor has no wheel yet: when it has, its job and file go into expected_by_job.)
-SDISTS = ("pytinytensor", "pytinytensor-cu12")
-# The CUDA libraries of the pytinytensor-cu12 wheels (buildsys/cuda_libs.py): one Python-independent
-# wheel per architecture (job cuda-libs-<arch>, ci/release/build_cuda_libs.py), which every per-Python wheel
-# requires at exactly this version. Its version is its own (cuBLAS's), not the release's: a release
-# that keeps it publishes the same file again, and the publishing jobs skip what the index already
-# holds with the same sha256 (ci/release/publish.py).
-CUDA_LIBS = LIBS[12]
+# What a release publishes is buildsys/release_matrix.py's matrix; this turns it into files per
+# building job. (Standard library only, Python >= 3.11: the GPU runner runs it with the oldest
+# supported Python.) The sdist job builds the sdists (one per name, what pip falls back to where no
+# wheel fits; a CUDA variant's records its variant) and the plain name's CPU wheel. The CUDA
+# library wheel of each variant (buildsys/cuda_libs.py) is one Python-independent wheel per
+# architecture (job cuda-libs-<arch>, ci/release/build_cuda_libs.py), which every per-Python wheel
+# of the variant requires at exactly its version. Its version is its own (cuBLAS's), not the
+# release's: a release that keeps it publishes the same file again, and the publishing jobs skip
+# what the index already holds with the same sha256 (ci/release/publish.py).
 
 
 def version_of(tag: str) -> str:
@@ -63,27 +53,31 @@ def normalized(dist: str) -> str:
     return re.sub(r"[-_.]+", "_", dist).lower()
 
 
-def libs_wheel_pattern(arch: str) -> re.Pattern[str]:
-    """The CUDA library wheel's name for `arch`: exact but for its platform tags. auditwheel tags it
-    with the floor (WHEEL_PLATFORM) and adds the oldest manylinux tag its libraries qualify for, with
-    that tag's legacy alias, sorted (manylinux_2_27_x86_64.manylinux_2_28_x86_64); so the floor must
-    be there and any other tag must be a manylinux tag of the same architecture (ci/release/check_wheel.py,
+def libs_wheel_pattern(libs: LibsDist, arch: str) -> re.Pattern[str]:
+    """A CUDA library wheel's name for `arch`: exact but for its platform tags. auditwheel tags it
+    with the floor and adds the oldest manylinux tag its libraries qualify for, with that tag's
+    legacy alias, sorted (manylinux_2_27_x86_64.manylinux_2_28_x86_64); so the floor must be there
+    and any other tag must be a manylinux tag of the same architecture (ci/release/check_wheel.py,
     run before `record`, refuses one newer than the floor)."""
     tag = f"manylinux(?:_\\d+_\\d+|1|2010|2014)_{re.escape(arch)}"
-    floor = re.escape(WHEEL_PLATFORM.format(arch=arch))
-    stem = f"{normalized(CUDA_LIBS.name)}-{re.escape(CUDA_LIBS.version)}-py3-none-"
+    floor = re.escape(platform(arch))
+    stem = f"{normalized(libs.name)}-{re.escape(libs.version)}-py3-none-"
     return re.compile(f"{stem}(?:{tag}\\.)*{floor}(?:\\.{tag})*\\.whl")
 
 
 def expected_by_job(version: str) -> dict[str, list[str | re.Pattern[str]]]:
     """The one table: building job -> the files it must produce, each an exact file name, or a
     pattern a file name must match in full (the CUDA library wheel's platform tags)."""
-    jobs: dict[str, list[str | re.Pattern[str]]] = {"sdist": [f"{normalized(d)}-{version}.tar.gz" for d in SDISTS]}
+    jobs: dict[str, list[str | re.Pattern[str]]] = {
+        "sdist": [f"{normalized(d)}-{version}.tar.gz" for d in SDISTS]
+        + [f"{normalized(CPU_DIST)}-{version}-py3-none-any.whl"]
+    }
     for arch in ARCHS:
-        plat = WHEEL_PLATFORM.format(arch=arch)
-        jobs[f"wheels-{arch}"] = [f"{normalized(WHEEL_DIST)}-{version}-{t}-{t}-{plat}.whl" for t in PYTHON_TAGS]
+        jobs[f"wheels-{arch}"] = [
+            f"{normalized(r.dist)}-{version}-{t}-{t}-{platform(arch)}.whl" for r in CUDA_RELEASES for t in PYTHON_TAGS
+        ]
     for arch in ARCHS:
-        jobs[f"cuda-libs-{arch}"] = [libs_wheel_pattern(arch)]
+        jobs[f"cuda-libs-{arch}"] = [libs_wheel_pattern(r.libs, arch) for r in CUDA_RELEASES]
     return jobs
 
 
@@ -216,12 +210,11 @@ def cmd_verify(args) -> int:
 
 
 def cmd_wheel(args) -> int:
-    tag = "cp" + args.python.replace(".", "")
-    plat = WHEEL_PLATFORM.format(arch=args.arch)
+    tag = python_tag(args.python)
     wheels = expected_by_job(version_of(args.tag))[f"wheels-{args.arch}"]
-    names = [n for n in wheels if isinstance(n, str) and f"-{tag}-{tag}-{plat}." in n]
+    names = [n for n in wheels if isinstance(n, str) and n.startswith(f"{normalized(args.dist)}-") and f"-{tag}-" in n]
     if len(names) != 1:
-        fail(f"no wheel for Python {args.python} on {args.arch} in the release")
+        fail(f"no {args.dist} wheel for Python {args.python} on {args.arch} in the release")
     print(names[0])
     return 0
 
@@ -249,6 +242,7 @@ def main(argv=None) -> int:
     p.add_argument("--tag", required=True)
     p.add_argument("--arch", required=True, choices=ARCHS)
     p.add_argument("--python", required=True, help="e.g. 3.11")
+    p.add_argument("--dist", default=CUDA_RELEASES[0].dist, choices=[r.dist for r in CUDA_RELEASES])
     p.set_defaults(func=cmd_wheel)
     args = parser.parse_args(argv)
     return args.func(args)

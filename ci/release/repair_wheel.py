@@ -1,6 +1,6 @@
 """cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist.
 
-    python ci/release/repair_wheel.py WHEEL DEST_DIR
+    python -m ci.release.repair_wheel WHEEL DEST_DIR
 
   1. the extension's DT_NEEDED entries for cudart and cuBLAS are renamed to the names of
      pytinytensor-cuNN-libs (libcublas.so.12 -> libcublas-tinytensor.so.12, buildsys/cuda_libs.py),
@@ -25,22 +25,17 @@ import os
 import platform
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE), str(HERE.parents[1])]
-from elf_versions import rename_versions  # noqa: E402
-from wheel_files import EPOCH, unpack, write_wheel  # noqa: E402
+from buildsys.cuda_libs import version_renames
+from ci import commands
+from ci.release.elf_versions import rename_versions
+from ci.release.wheel_files import EPOCH, unpack, write_wheel
 
-from buildsys.cuda_libs import version_renames  # noqa: E402
-
-
-def log(message: str) -> None:
-    print(f"repair-wheel: {message}", file=sys.stderr, flush=True)
+log = commands.logger("repair-wheel", sys.stderr)
 
 
 def tool(name: str) -> list[str]:
@@ -50,9 +45,8 @@ def tool(name: str) -> list[str]:
 
 
 def run(*cmd: str) -> str:
-    log("$ " + " ".join(cmd))
     env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))  # auditwheel's timestamps: reproducible
-    return subprocess.run(cmd, check=True, capture_output=True, text=True, env=env).stdout
+    return commands.run(cmd, log=log, capture=True, env=env).stdout
 
 
 def tool_versions() -> str:

@@ -2,7 +2,7 @@
 `twine check`, check-wheel-contents and the local test index (pypiserver) accept files that PyPI
 refuses with a 400, and a refusal in the middle of a release leaves part of it published.
 
-    python ci/release/upload_rules.py --index pypi [--limits ci/release/index-limits.toml] [--json OUT.json] FILE...
+    python -m ci.release.upload_rules --index pypi [--limits ci/release/index-limits.toml] [--json OUT.json] FILE...
 
 FILE is a wheel (.whl) or an sdist (.tar.gz). The rules, as PyPI applies them:
 - archive: the wheel is a zip holding <name>-<version>.dist-info/ WHEEL, METADATA and RECORD (name

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from checkout import from_checkout
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "ci" / "dev"), str(ROOT / "ci")]
-import cuda13  # noqa: E402 - ci/dev/cuda13.py: cuBLAS 13 from PyPI, shared with the GPU rehearsal
+cuda13 = from_checkout("ci.dev.cuda13")  # cuBLAS 13 from PyPI, shared with the GPU rehearsal
 
 
 if os.environ.get("TT_BUILD_TESTS") != "1":

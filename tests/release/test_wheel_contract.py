@@ -10,24 +10,19 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
+from checkout import from_checkout
 
 WHEEL = os.environ.get("TT_REPAIRED_WHEEL")
 LIBS_WHEEL = os.environ.get("TT_LIBS_WHEEL")
 if not WHEEL:
     pytest.skip(reason="needs a repaired CUDA wheel (TT_REPAIRED_WHEEL): release rehearsal", allow_module_level=True)
 
-_saved_path = list(sys.path)
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "ci" / "release"))
-try:
-    import check_wheel  # it puts the checkout on sys.path too: both are removed again below
-    import elf_versions
-finally:
-    sys.path[:] = _saved_path
+check_wheel = from_checkout("ci.release.check_wheel")
+elf_versions = from_checkout("ci.release.elf_versions")
 
 PLAT = "manylinux_2_28_x86_64"
 

@@ -17,7 +17,8 @@ import re
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from ci.project_paths import ROOT
+
 ENV_FILE = ROOT / "ci" / "release" / "cuda12-versions.env"
 REPAIR_LOCK = ROOT / "ci" / "release" / "locks" / "repair.txt"
 MANYLINUX_GCC = 14  # gcc-toolset-14 since pypa/manylinux#1730 (December 2024)

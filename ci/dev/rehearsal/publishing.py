@@ -1,5 +1,6 @@
-"""The release rehearsal's publishing: release.yml's publish steps against a local index, run until
-the release is whole, as a maintainer would re-run a failed release.
+"""Step 4: publishing, as release.yml's publish jobs do it, to a real package index (pypiserver on
+127.0.0.1, ci/dev/package_index.py), run until the release is whole, as a maintainer would re-run
+a failed release.
 
   1. the index refuses the library wheel (PyPI's default 100 MiB limit for a project whose
      request is not granted yet): the run stops at its first stage, and the index holds none of
@@ -21,18 +22,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-RELEASE = Path(__file__).resolve().parents[1] / "release"
-sys.path.insert(0, str(RELEASE))
-from publish import published  # noqa: E402
+from ci import commands
+from ci.project_paths import ROOT
+from ci.release.publish import published
 
-
-def log(message: str) -> None:
-    print(f"publish-rehearsal: {message}", flush=True)
+log = commands.logger("publish-rehearsal")
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess:
-    log("$ " + " ".join(command))
-    proc = subprocess.run(command, capture_output=True, text=True)
+    proc = commands.run(command, log=log, capture=True, check=False, timeout=30 * 60, cwd=ROOT)
     sys.stdout.write(proc.stdout + proc.stderr)
     return proc
 
@@ -44,7 +42,7 @@ def publish(index: str, files: list[Path], work: Path, name: str) -> dict:
     dist.mkdir(parents=True)
     for f in files:
         (dist / f.name).hardlink_to(f)
-    publish_py = [sys.executable, str(RELEASE / "publish.py")]
+    publish_py = [sys.executable, "-m", "ci.release.publish"]
     plan = _run(publish_py + ["plan", "--index-url", f"{index}/simple/", "--dir", str(dist), "--out", str(stages)])
     if plan.returncode != 0:
         raise RuntimeError(f"publish.py plan failed in run {name!r}: {plan.stdout + plan.stderr}")
@@ -82,3 +80,20 @@ def held(index: str, files: list[Path]) -> list[str]:
     projects = {f.name.split("-")[0].replace("_", "-") for f in files}
     served = {name for project in projects for name in published(f"{index}/simple/", project, fresh=True)}
     return sorted(f.name for f in files if f.name in served)
+
+
+def rehearse(index, files: list[Path], work: Path, libs_project: str, granted_limit: int) -> dict:
+    """The three runs above against `index`, which starts out refusing the library wheel; each
+    must end as a real index would leave it, or the rehearsal stops."""
+    refused = publish(index, files, work, "refused")
+    refused["left_on_index"] = held(index, files)
+    if not refused["refused"] or refused["uploaded"] or refused["left_on_index"]:
+        raise SystemExit(f"publishing to an index that refuses the library wheel left: {refused}")
+    index.set_limit(libs_project, granted_limit)
+    completed = publish(index, files, work, "completed")
+    if completed["refused"] or held(index, files) != sorted(f.name for f in files):
+        raise SystemExit(f"the second publishing run did not complete the release: {completed}")
+    rerun = publish(index, files, work, "re-run")
+    if rerun["uploaded"] or rerun["refused"] or rerun["skipped"] != sorted(f.name for f in files):
+        raise SystemExit(f"a re-run of a published release did not skip every file: {rerun}")
+    return {"refused": refused, "completed": completed, "re-run": rerun}

@@ -1,0 +1,80 @@
+"""What a release publishes, declared once: the distributions, the CPython versions and the
+architectures their wheels are built for, and each CUDA variant's library distribution.
+
+Everything else reads this (standard library only, Python >= 3.11, importable from a checkout or an
+sdist): setup.py (the supported Pythons), the noxfile (the test matrix), the release's file table
+(ci/release/release_manifest.py), the wheel contract (ci/release/check_wheel.py), the rehearsal
+(ci/dev/rehearsal), the workflow checks; tests/test_release_matrix.py fails when release.yml's or
+[tool.cibuildwheel]'s matrices disagree with it.
+
+A release publishes:
+- `pytinytensor`: an sdist and a py3-none-any wheel without the extension (CPU; the sdist builds
+  the extension where a CUDA toolkit is found, `pip install --no-binary pytinytensor`)
+- per CUDA variant (`pytinytensor-cu12`): an sdist, a wheel per CPython x architecture at the
+  manylinux floor, and the variant's library distribution (`pytinytensor-cu12-libs`, one
+  Python-independent wheel per architecture; its pins are buildsys/cuda_libs.py's)
+
+Adding a CUDA variant is one CudaRelease entry here, its LibsDist in buildsys/cuda_libs.py, and its
+toolchain pins (ci/release/cudaNN-versions.env, ci/release/locks/cuda-libs-cuNN.txt).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .cuda_libs import LIBS, LibsDist
+
+BASE_NAME = "pytinytensor"
+PYTHONS = ("3.11", "3.12", "3.13", "3.14")
+ARCHS = ("x86_64", "aarch64")
+MANYLINUX = "manylinux_2_28"  # every binary wheel's floor (the build image; auditwheel's --plat)
+
+
+@dataclass(frozen=True)
+class CudaRelease:
+    key: str  # TINYTENSOR_CUDA_VARIANT
+    libs: LibsDist
+    toolchain_pins: str  # the build toolchain's pinned versions, relative to the repository
+
+    @property
+    def dist(self) -> str:
+        return f"{BASE_NAME}-{self.key}"
+
+    @property
+    def cuda_major(self) -> int:
+        return self.libs.cuda_major
+
+
+CUDA_RELEASES = (CudaRelease("cu12", LIBS[12], "ci/release/cuda12-versions.env"),)
+
+
+def python_tag(version: str) -> str:
+    """3.11 -> cp311"""
+    major, minor = version.split(".")
+    return f"cp{major}{minor}"
+
+
+PYTHON_TAGS = tuple(python_tag(v) for v in PYTHONS)
+CPU_DIST = BASE_NAME  # the plain name: sdist and py3-none-any wheel
+SDISTS = (CPU_DIST, *(r.dist for r in CUDA_RELEASES))
+
+
+def platform(arch: str) -> str:
+    """manylinux_2_28_x86_64"""
+    return f"{MANYLINUX}_{arch}"
+
+
+def requires_python() -> str:
+    return f">={PYTHONS[0]}"
+
+
+def cuda_release(key: str) -> CudaRelease:
+    for release in CUDA_RELEASES:
+        if release.key == key:
+            return release
+    raise ValueError(f"{key!r} is not a released CUDA variant ({', '.join(r.key for r in CUDA_RELEASES)})")
+
+
+def cibuildwheel_build() -> list[str]:
+    """[tool.cibuildwheel] build: one selector per CPython."""
+    return [f"{tag}-*" for tag in PYTHON_TAGS]
