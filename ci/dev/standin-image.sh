@@ -17,7 +17,7 @@ set -euo pipefail
 engine=${1:-docker}
 suite=${2:-bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
-image=pytinytensor-manylinux-standin:$suite-4
+image=pytinytensor-manylinux-standin:$suite-5
 log() { echo "standin-image: $*" >&2; }
 case $suite in bookworm|trixie) ;; *) log "SUITE is bookworm (the build stand-in) or trixie (the compiler stand-in)"; exit 1 ;; esac
 
