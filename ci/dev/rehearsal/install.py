@@ -9,6 +9,7 @@ pin. pytinytensor's CPU wheel the same way, in its own environment, with the CPU
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import hashlib
 import json
 import os
@@ -230,26 +231,20 @@ def upgrade(py: str, index: str, next_wheel: Path, work: Path) -> dict:
     return {"installed": names, "download_bytes": next_wheel.stat().st_size}
 
 
-def allocator_run(py: str, source: Path, out: Path, name: str, library: str, env_extra: dict) -> dict:
-    """import tinytensor, HAS_CUDA and the preflight, then the test suite, all with `library`
-    preloaded (LD_PRELOAD), as on a serving machine that uses it."""
+def allocator_checks(py: str, out: Path, name: str, library: str) -> dict[str, int]:
+    """Exit status of import tinytensor, HAS_CUDA and the preflight with `library` preloaded
+    (LD_PRELOAD), as on a serving machine that uses it; its test suite runs with the others."""
     env = dict(os.environ, LD_PRELOAD=library)
     checks = {}
     for label, command in (
         ("import tinytensor; HAS_CUDA", [py, "-c", "import tinytensor as tt; print(tt.HAS_CUDA)"]),
         ("python -m tinytensor", [py, "-m", "tinytensor"]),
     ):
-        proc = subprocess.run(command, capture=True, env=env, cwd=out)
+        proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=out)
         checks[label] = proc.returncode
         if proc.returncode:
             log(f"{label} under {name} exited {proc.returncode}: {proc.stderr[-2000:]}")
-    tests = run_tests(py, source, out, f"tests-{name}", {**env_extra, "LD_PRELOAD": library})
-    return {
-        "library": library,
-        "exit_status": checks,
-        "tests": {k: tests[k] for k in ("passed", "failed", "skipped")},
-        "passed": not any(checks.values()) and not tests["failed"] and tests["passed"] > 0,
-    }
+    return checks
 
 
 def preflight(py: str, out: Path) -> dict:
@@ -272,9 +267,10 @@ def install_test_tools(py: str, source: Path) -> None:
 def run_tests(
     py: str, source: Path, out: Path, name: str = "tests", env_extra: dict | None = None, expect: str = "full"
 ) -> dict:
-    """The test suite against the installed wheel (tests/build aside); its summary and junit XML
-    under `out` as <name>.json and <name>.xml."""
+    """The test suite against the installed wheel (tests/build aside); its summary, junit XML and
+    output under `out` as <name>-<summary>.json, <name>.xml and <name>.log."""
     summary = out / f"{name}-{pytest_summary.FILE}"
+    output = open(out / f"{name}.log", "w")  # closed once the run ends
     env = dict(
         os.environ,
         TINYTENSOR_EXPECT_BACKEND=expect,
@@ -301,14 +297,19 @@ def run_tests(
         ],
         env=env,
         cwd=out,
+        stdout=output,
+        stderr=subprocess.STDOUT,
+        check=False,
     )
-    return pytest_summary.read(summary)
+    output.close()
+    result = pytest_summary.read(summary)
+    log(f"{name}: {result['passed']} passed, {result['failed']} failed, {result['skipped']} skipped ({name}.log)")
+    return result
 
 
 def cpu_install(python: str, index: str, version: str, wheel: Path, source: Path, out: Path, work: Path) -> dict:
     """`pip install pytinytensor` as a CPU user gets it: the pure wheel from the local index only
-    (exactly the uploaded file), its dependencies from the normal index; the preflight and the CPU
-    suite against it."""
+    (exactly the uploaded file), its dependencies from the normal index; the preflight; the test tools."""
     venv = work / "cpu-venv"
     sh([python, "-m", "venv", str(venv)])
     py = str(venv / "bin" / "python")
@@ -329,13 +330,7 @@ def cpu_install(python: str, index: str, version: str, wheel: Path, source: Path
     pip_install(py, "-r", str(deps))
     preflight = json.loads(sh([py, "-m", "tinytensor", "--json"], capture=True, cwd=out).stdout)
     pip_install(py, "--require-hashes", "-r", str(source / LOCKS / "wheel-test.txt"))
-    tests = run_tests(py, source, out, "tests-cpu-wheel", expect="cpu-only")
-    return {
-        "installed_from": got["url"],
-        "backend": preflight["backend"],
-        "tests": {k: tests[k] for k in ("passed", "failed", "skipped")},
-        "passed": not tests["failed"] and tests["passed"] > 0 and preflight["backend"]["active"] == "numpy",
-    }
+    return {"python": py, "installed_from": got["url"], "backend": preflight["backend"]}
 
 
 def install_and_test(args, index, decoy, sources, checked, out: Path, work: Path) -> dict:
@@ -350,15 +345,42 @@ def install_and_test(args, index, decoy, sources, checked, out: Path, work: Path
         facts["preflight"] = preflight(py, out)
     allocators = dict(line.split("=", 1) for line in sh([str(HERE / "allocators.sh")], capture=True).stdout.split())
     allocator_env = {f"TT_{name.upper()}": path for name, path in allocators.items()}
-    with step("tests against the installed wheel"):
+    with step("the CPU wheel: fresh install from the index, preflight"):
+        cpu = cpu_install(args.python, index, version, checked.cpu_wheel, source, out, work)
+    with step("import and the preflight under preloaded allocators"):
         install_test_tools(py, source)
-        facts["tests"] = run_tests(py, source, out, env_extra=allocator_env)
-    facts["allocators"] = {}
+        exits = {name: allocator_checks(py, out, name, path) for name, path in allocators.items()}
+    # The suites, two at a time (two cores; each is one process): the installed cu12 wheel, the
+    # same under each allocator, and the CPU wheel.
+    suites = {"tests": (py, allocator_env, "full"), "tests-cpu-wheel": (cpu["python"], {}, "cpu-only")}
     for name, path in allocators.items():
-        with step(f"the installed wheel under {name} (LD_PRELOAD)"):
-            facts["allocators"][name] = allocator_run(py, source, out, name, path, allocator_env)
-    with step("the CPU wheel: fresh install from the index, preflight, CPU suite"):
-        facts["cpu_install"] = cpu_install(args.python, index, version, checked.cpu_wheel, source, out, work)
+        suites[f"tests-{name}"] = (py, {**allocator_env, "LD_PRELOAD": path}, "full")
+    with step(f"test suites: {', '.join(suites)}"), concurrent.futures.ThreadPoolExecutor(2) as pool:
+        runs = {
+            name: pool.submit(run_tests, python, source, out, name, env, expect)
+            for name, (python, env, expect) in suites.items()
+        }
+        results = {name: run.result() for name, run in runs.items()}
+    facts["tests"] = results["tests"]
+    counts = lambda r: {k: r[k] for k in ("passed", "failed", "skipped")}  # noqa: E731
+    facts["allocators"] = {
+        name: {
+            "library": path,
+            "exit_status": exits[name],
+            "tests": counts(results[f"tests-{name}"]),
+            "passed": not any(exits[name].values())
+            and not results[f"tests-{name}"]["failed"]
+            and results[f"tests-{name}"]["passed"] > 0,
+        }
+        for name, path in allocators.items()
+    }
+    cpu_tests = results["tests-cpu-wheel"]
+    facts["cpu_install"] = {
+        "installed_from": cpu["installed_from"],
+        "backend": cpu["backend"],
+        "tests": counts(cpu_tests),
+        "passed": not cpu_tests["failed"] and cpu_tests["passed"] > 0 and cpu["backend"]["active"] == "numpy",
+    }
     next_version = next_patch(version)
     next_wheel = reversioned(final, next_version, work / "next-release")
     with step(f"upgrade to {next_version}, which keeps the CUDA pin"):

@@ -23,7 +23,7 @@ from buildsys.release_matrix import PYTHON_TAGS, PYTHONS
 from ci.release.release_manifest import sha256
 
 from . import fidelity
-from .common import CACHE, HERE, NOTES, RELEASE, ROOT, build_locked, python_tag, sh, step
+from .common import CACHE, HERE, NOTES, RELEASE, ROOT, build_locked, log, python_tag, sh, step
 from .sources import Sources
 
 
@@ -230,6 +230,7 @@ def build(sources: Sources, work: Path, no_container: bool) -> Built:
                     toolchain["CUDA_HOME"],
                     engine_env,
                 )
+                log(f"compiler fault test: {'passed' if fault['passed'] else 'FAILED'}: {fault['message']}")
             with step(f"wheels: cibuildwheel in {engine} (local stand-in image), {', '.join(tags)}"):
                 wheels, repairs, build_output = wheels_with_cibuildwheel(
                     sdist, engine, engine_env, image, tags, libs_wheel.parent, work / "wheelhouse"
