@@ -379,7 +379,7 @@ def install_and_test(args, index, decoy, sources, checked, out: Path, work: Path
         "installed_from": cpu["installed_from"],
         "backend": cpu["backend"],
         "tests": counts(cpu_tests),
-        "passed": not cpu_tests["failed"] and cpu_tests["passed"] > 0 and cpu["backend"]["active"] == "numpy",
+        "passed": not cpu_tests["failed"] and cpu_tests["passed"] > 0 and cpu["backend"]["active"] == "cpu",
     }
     next_version = next_patch(version)
     next_wheel = reversioned(final, next_version, work / "next-release")
