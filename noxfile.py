@@ -218,6 +218,14 @@ def release(session):
     session.run("python", "-m", "ci.dev.rehearsal", *args, env={"PATH": f"{Path(session.bin)}:{os.environ['PATH']}"})
 
 
+@nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
+def release_aarch64(session):
+    """The aarch64 library wheel and a per-Python wheel, built with [tool.cibuildwheel]'s hooks in an
+    emulated Debian arm64 root filesystem, installed and tested there (qemu; root)."""
+    session.install("--require-hashes", "-r", "ci/release/locks/release.txt")
+    session.run("python", "-m", "ci.dev.rehearsal.aarch64", *session.posargs)
+
+
 @nox.session(python=PYTHONS[-1], tags=["ci"], default=False)
 def workflows(session):
     """zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),

@@ -139,7 +139,7 @@ cp "$deb/usr/lib/nvidia-cuda-toolkit/bin/nvcc" "$prefix/bin/nvcc"
 for tool in cudafe++ fatbinary nvlink bin2c ptxas cuobjdump; do cp "$deb/usr/bin/$tool" "$prefix/bin/"; done
 cp "$deb"/usr/lib/nvidia-cuda-toolkit/bin/crt/*.stub "$prefix/bin/crt/"
 cp "$deb/usr/lib/nvidia-cuda-toolkit/bin/cicc" "$prefix/nvvm/bin/"
-cp "$deb"/usr/lib/x86_64-linux-gnu/libnvvm.so.4* "$prefix/nvvm/lib64/"
+cp "$deb"/usr/lib/*-linux-gnu/libnvvm.so.4* "$prefix/nvvm/lib64/"  # x86_64- or aarch64-linux-gnu
 ln -sf libnvvm.so.4 "$prefix/nvvm/lib64/libnvvm.so"
 cp "$deb/usr/lib/nvidia-cuda-toolkit/libdevice/libdevice.10.bc" "$prefix/nvvm/libdevice/"
 for part in cuda_runtime cuda_nvcc cuda_cccl cublas; do

@@ -46,15 +46,20 @@ def locked(name: str) -> str:
 def probe(run: list[str], env: dict | None = None) -> dict:
     """The default compiler, glibc and CPythons of an image (`run`: how to run a command in it,
     `env`: what the container engine needs, e.g. DOCKER_HOST)."""
-    script = "g++ -dumpfullversion; ldd --version | head -n1; ls /opt/python 2>/dev/null || true"
+    script = (
+        "g++ -dumpfullversion; ldd --version | head -n1; for py in /opt/python/cp3*/bin/python; do "
+        '[ -x "$py" ] && echo "python $py $("$py" -c "import platform; print(platform.libc_ver()[1])")"; done; true'
+    )
     proc = subprocess.run([*run, "sh", "-c", script], capture_output=True, text=True, env={**os.environ, **(env or {})})
     if proc.returncode != 0:
         raise RuntimeError(f"{' '.join(run)}: the probe exited {proc.returncode}: {proc.stderr[-1000:]}")
     out = proc.stdout.splitlines()
+    pythons = dict(re.findall(r"^python /opt/python/(cp3\d+)-cp3\d+/bin/python (\S+)$", proc.stdout, re.M))
     return {
-        "gcc": out[0].strip(),
-        "glibc": re.search(r"(\d+\.\d+)\s*$", out[1]).group(1),
-        "pythons": sorted({line.split("-")[0] for line in out[2:] if re.match(r"cp3\d+-cp3\d+$", line)}),
+        "gcc": out[0].strip() if out else "?",
+        "glibc": re.search(r"(\d+\.\d+)\s*$", out[1]).group(1) if len(out) > 1 else "?",
+        "pythons": sorted(t for t in pythons if t != "cp39"),  # cp39: cibuildwheel's own helper Python
+        "python_glibc": {t: v for t, v in pythons.items() if t != "cp39"},
     }
 
 
@@ -115,6 +120,16 @@ def table(standin: dict, build_output: str, python_tags: tuple[str, ...], wheel_
             "same": all(t in standin["pythons"] for t in python_tags),
             "why": "the stand-in offers the CPythons this machine has; a missing one is built only by the release "
             "workflow, in the real image",
+        },
+        {
+            "property": "the glibc each CPython runs on",
+            "real": "2.28",
+            "source": "AlmaLinux 8's glibc, which the image's CPythons are built for",
+            "standin": ", ".join(f"{t} {v}" for t, v in sorted(standin.get("python_glibc", {}).items())) or "none",
+            "same": set(standin.get("python_glibc", {}).values()) <= {"2.28"},
+            "why": "the building Python's glibc never reaches the wheel: zig links the extension against 2.28 and "
+            "the contract holds its symbol versions to the floor (cp314 is Debian testing's build with its own "
+            "glibc, ci/dev/install-python.sh); the test step's pip may pick dependencies for a newer glibc here",
         },
         {
             "property": "auditwheel, patchelf (the repair)",

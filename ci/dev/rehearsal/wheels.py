@@ -16,6 +16,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,26 +159,33 @@ LIBS_INPUTS = (
 )
 
 
-def library_wheel(source: Path, dest: Path) -> tuple[Path, dict]:
-    """pytinytensor-cu12-libs for this architecture in `dest`, built by ci/release/build_cuda_libs.py, or
+def build_libs_here(source: Path, arch: str, staging: Path) -> None:
+    """ci/release/build_cuda_libs.py on this machine, into `staging`."""
+    sh(
+        [sys.executable, "-m", "ci.release.build_cuda_libs", "--arch", arch]
+        + ["--out", str(staging), "--facts", str(staging / "facts.json")],
+        cwd=source,
+    )
+
+
+def library_wheel(
+    source: Path, dest: Path, arch: str = "x86_64", build: Callable[[Path, str, Path], None] = build_libs_here
+) -> tuple[Path, dict]:
+    """pytinytensor-cu12-libs for `arch` in `dest`, made by `build` (ci/release/build_cuda_libs.py), or
     reused from the cache when its inputs are unchanged (it is reproducible: same inputs, same bytes)."""
     key = hashlib.sha256(b"".join(hashlib.sha256((source / f).read_bytes()).digest() for f in LIBS_INPUTS)).hexdigest()
-    cached = CACHE / "cuda-libs-wheels" / key[:16]
+    cached = CACHE / "cuda-libs-wheels" / arch / key[:16]
     if not (cached / "facts.json").exists():
         shutil.rmtree(cached, ignore_errors=True)
         staging = cached.with_name(cached.name + ".partial")
         shutil.rmtree(staging, ignore_errors=True)
         staging.mkdir(parents=True)
-        sh(
-            [sys.executable, "-m", "ci.release.build_cuda_libs", "--arch", "x86_64"]
-            + ["--out", str(staging), "--facts", str(staging / "facts.json")],
-            cwd=source,
-        )
+        build(source, arch, staging)
         staging.rename(cached)  # only a complete build is ever reused
         reused = False
     else:
         reused = True
-        NOTES.append(f"pytinytensor-cu12-libs was reused from {cached} (built earlier from the same inputs)")
+        NOTES.append(f"pytinytensor-cu12-libs ({arch}) was reused from {cached} (built earlier from the same inputs)")
     facts = json.loads((cached / "facts.json").read_text())
     facts["reused_from_cache"] = reused
     dest.mkdir(parents=True, exist_ok=True)
