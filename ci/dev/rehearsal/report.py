@@ -143,7 +143,7 @@ def write_report(out: Path, facts: dict) -> None:
         )
     lines += [
         "",
-        "## Sizes (x86_64; aarch64 is built only by the release workflow)",
+        "## Sizes (x86_64; the aarch64 files: `ci/nox.sh -s release_aarch64`, dist/release-aarch64/report.md)",
         "",
         "| what | size | target |",
         "| --- | --- | --- |",

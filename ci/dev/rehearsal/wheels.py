@@ -262,11 +262,10 @@ def build(sources: Sources, work: Path, no_container: bool) -> Built:
         build_output = toolchain_log + build_output
         builder = "cibuildwheel's hooks run natively"
     missing = [t for t in PYTHON_TAGS if t not in tags]
-    if missing:
-        raise SystemExit(
-            f"no per-Python wheel for {', '.join(missing)}: {builder.split(' on ')[0]} has no such CPython here "
-            "(ci/dev/install-python.sh installs one)"
-        )
+    if missing and engine:  # the stand-in image carries every CPython of the matrix
+        raise SystemExit(f"no per-Python wheel for {', '.join(missing)}: the stand-in image lacks that CPython")
+    if missing:  # natively, the machine's own CPythons: a degraded rehearsal, said so in the report
+        NOTES.append(f"no per-Python wheel for {', '.join(missing)}: this machine has no such CPython")
     # one commit, two builds: one sha256 per file
     first = {w.name: sha256(w) for w in wheels}
     second = {w.name: sha256(w) for w in rebuilt}
