@@ -29,7 +29,7 @@ import time
 import tomllib
 from pathlib import Path
 
-from buildsys.release_matrix import PYTHON_TAGS, platform
+from buildsys.release_matrix import CUDA_RELEASES, PYTHON_TAGS, platform
 from ci.release.release_manifest import normalized, sha256
 
 from . import sources, wheels
@@ -149,7 +149,7 @@ def build_wheel(chroot: Chroot, sdist: Path) -> tuple[Path, str]:
         project=project, wheel=f"/work/built/{raw.name}", dest_dir="/work/wheelhouse"
     )
     built += chroot.run(repair + " 2>&1", env, tee=True).stdout
-    return next((work / "wheelhouse").glob(f"{normalized('pytinytensor-cu12')}-*-{TAG}-*.whl")), built
+    return next((work / "wheelhouse").glob(f"{normalized(CUDA_RELEASES[0].dist)}-*-{TAG}-*.whl")), built
 
 
 def test_wheel(chroot: Chroot, wheel: Path, libs_wheel: Path, project: str) -> dict:
@@ -257,7 +257,7 @@ def main(argv=None) -> int:
     shutil.rmtree(work, ignore_errors=True)
     source = sources.clone_head(work / "src", args.worktree)
     with step("aarch64: the cu12 sdist"):
-        sdist = sources.build_sdists(source, work / "dist")[normalized("pytinytensor-cu12")]
+        sdist = sources.build_sdists(source, work / "dist")[normalized(CUDA_RELEASES[0].dist)]
     with Chroot(root) as chroot:
         build_environment(chroot)
         with step("aarch64: library wheel: pytinytensor-cu12-libs (aarch64)"):

@@ -18,13 +18,16 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from buildsys.release_matrix import CUDA_RELEASES
 from ci import pytest_summary
 from ci.dev import torch_oracle
 from ci.release import wheel_files
-from ci.release.release_manifest import sha256
+from ci.release.release_manifest import normalized, sha256
 
 from . import publishing
 from .common import HERE, LOCKS, NOTES, log, pip_install, python_tag, sh, step
+
+DIST = CUDA_RELEASES[0].dist  # the CUDA variant the rehearsal installs
 
 WEIGHT = """
 import json, importlib.metadata as md, os
@@ -41,16 +44,16 @@ print(json.dumps(sizes))
 
 DECOY_VERSION = "99.0.0"
 
-DECOY_MESSAGE = "DECOY pytinytensor-cu12 from the second index was installed"
+DECOY_MESSAGE = f"DECOY {DIST} from the second index was installed"
 
 
 def decoy_wheel(dest: Path) -> Path:
     """A real, tiny wheel named pytinytensor-cu12, far above our version, whose import says what it is."""
     dest.mkdir(parents=True, exist_ok=True)
-    dist_info = f"pytinytensor_cu12-{DECOY_VERSION}.dist-info"
+    dist_info = f"{normalized(DIST)}-{DECOY_VERSION}.dist-info"
     files = {
         "tinytensor/__init__.py": f"raise ImportError({DECOY_MESSAGE!r})\n",
-        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: pytinytensor-cu12\nVersion: {DECOY_VERSION}\n",
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {DIST}\nVersion: {DECOY_VERSION}\n",
         f"{dist_info}/WHEEL": "Wheel-Version: 1.0\nGenerator: release_rehearsal\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = []
@@ -58,7 +61,7 @@ def decoy_wheel(dest: Path) -> Path:
         digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
         record.append(f"{name},sha256={digest},{len(text.encode())}")
     files[f"{dist_info}/RECORD"] = "\n".join(record + [f"{dist_info}/RECORD,,"]) + "\n"
-    wheel = dest / f"pytinytensor_cu12-{DECOY_VERSION}-py3-none-any.whl"
+    wheel = dest / f"{normalized(DIST)}-{DECOY_VERSION}-py3-none-any.whl"
     with zipfile.ZipFile(wheel, "w") as zf:
         for name, text in files.items():
             zf.writestr(zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0)), text)
@@ -89,10 +92,10 @@ def fresh_install(python: str, index: str, decoy: str, version: str, wheel: Path
         f"{index}/simple/",
         "--report",
         str(probe),
-        "pytinytensor-cu12",
+        DIST,
         env=env,
     )
-    chosen = next(i for i in _installed(probe) if i["metadata"]["name"] == "pytinytensor-cu12")
+    chosen = next(i for i in _installed(probe) if i["metadata"]["name"] == DIST)
     if chosen["metadata"]["version"] != DECOY_VERSION or not chosen["download_info"]["url"].startswith(decoy):
         raise RuntimeError(f"the decoy is not live: merged indexes chose {chosen['download_info']['url']}")
 
@@ -102,8 +105,7 @@ def fresh_install(python: str, index: str, decoy: str, version: str, wheel: Path
     libs_name = libs_name.replace("_", "-")
     ours_req = work / "ours.txt"
     ours_req.write_text(
-        f"pytinytensor-cu12=={version} --hash=sha256:{digest}\n"
-        f"{libs_name}=={libs_version} --hash=sha256:{sha256(libs_wheel)}\n"
+        f"{DIST}=={version} --hash=sha256:{digest}\n{libs_name}=={libs_version} --hash=sha256:{sha256(libs_wheel)}\n"
     )
     report = work / "pip-install-report.json"
     sh(
@@ -121,18 +123,18 @@ def fresh_install(python: str, index: str, decoy: str, version: str, wheel: Path
         + ["--no-deps", "--require-hashes", "--report", str(report), "-r", str(ours_req)],
         env=env,
     )
-    for name, file in (("pytinytensor-cu12", wheel), (libs_name, libs_wheel)):
+    for name, file in ((DIST, wheel), (libs_name, libs_wheel)):
         ours = next(i for i in _installed(report) if i["metadata"]["name"] == name)
         got_url = ours["download_info"]["url"]
         got = ours["download_info"].get("archive_info", {}).get("hashes", {}).get("sha256")
         if not got_url.startswith(index) or got != sha256(file) or not got_url.endswith(file.name):
             raise RuntimeError(f"pip installed {name} from {got_url} (sha256 {got}), not the uploaded {file.name}")
-        if name == "pytinytensor-cu12":
+        if name == DIST:
             url = got_url
 
     # Its dependencies, as a user's install gets them: the normal index (the decoy still configured).
     requires = sh(
-        [py, "-c", "import importlib.metadata as m; print('\\n'.join(m.requires('pytinytensor-cu12') or []))"],
+        [py, "-c", f"import importlib.metadata as m; print('\\n'.join(m.requires({DIST!r}) or []))"],
         capture=True,
         cwd=work,
     ).stdout
@@ -147,14 +149,14 @@ def fresh_install(python: str, index: str, decoy: str, version: str, wheel: Path
     if replaced:
         raise RuntimeError(f"installing the dependencies replaced {replaced}")
     shown = sh(
-        [py, "-c", "import importlib.metadata as m; print(m.version('pytinytensor-cu12'))"],
+        [py, "-c", f"import importlib.metadata as m; print(m.version({DIST!r}))"],
         capture=True,
         cwd=work,
     ).stdout.strip()
     if shown != version:
-        raise RuntimeError(f"pytinytensor-cu12 {shown} is installed, not {version}")
+        raise RuntimeError(f"{DIST} {shown} is installed, not {version}")
     weights = json.loads(sh([py, "-c", WEIGHT], capture=True, cwd=work).stdout)
-    downloads = {"pytinytensor-cu12": wheel.stat().st_size, libs_name: libs_wheel.stat().st_size}
+    downloads = {DIST: wheel.stat().st_size, libs_name: libs_wheel.stat().st_size}
     downloads.update(download_sizes(py, _installed(deps_report), work / "deps-download"))
     return {
         "download_bytes": dict(sorted(downloads.items(), key=lambda kv: -kv[1])),
@@ -219,13 +221,13 @@ def upgrade(py: str, index: str, next_wheel: Path, work: Path) -> dict:
     report = work / "pip-upgrade-report.json"
     sh(
         [py, "-m", "pip", "--isolated", "install", "-q", "--disable-pip-version-check", "--upgrade"]
-        + ["--index-url", f"{index}/simple/", "--report", str(report), "pytinytensor-cu12"]
+        + ["--index-url", f"{index}/simple/", "--report", str(report), DIST]
     )
     items = _installed(report)
     names = {i["metadata"]["name"]: i["metadata"]["version"] for i in items}
     next_version = next_wheel.name.split("-")[1]
-    if names.get("pytinytensor-cu12") != next_version:
-        raise RuntimeError(f"the upgrade installed {names}, not pytinytensor-cu12 {next_version}")
+    if names.get(DIST) != next_version:
+        raise RuntimeError(f"the upgrade installed {names}, not {DIST} {next_version}")
     if len(names) != 1:
         raise RuntimeError(f"an upgrade that keeps the CUDA pin downloaded more than our wheel: {names}")
     return {"installed": names, "download_bytes": next_wheel.stat().st_size}
