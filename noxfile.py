@@ -145,8 +145,8 @@ def tests_gpu(session):
     _report_gpu_part(session, pytest_summary.read(out / pytest_summary.FILE))
 
 
-# The lent GPU machine (shared notes, "The GPU machine that device sometimes lends"): Python 3.12,
-# CUDA 13 only, no network. What its python3 holds that the check uses; torch 2.11+cu130 is there
+# An offline CUDA 13 GPU machine, as the GPU check supports it: Python 3.12, CUDA 13 only, no
+# network. What its python3 holds that the check uses; torch 2.11+cu130 is there
 # too but not cheap here (its torch tests skip in the rehearsal); array-api-strict and tqdm come
 # from the carried wheels (ci/dev/gpu-wheels.sh), as they must there.
 DEVICE_PACKAGES = [
@@ -164,7 +164,7 @@ DEVICE_PACKAGES = [
 
 @nox.session(python="3.12", tags=["ci"], default=False)
 def gpu_rehearsal(session):
-    """ci/release/gpu_check.py as the lent GPU machine runs it, here without a GPU (ci/dev/gpu_rehearsal.py):
+    """ci/release/gpu_check.py as an offline CUDA 13 GPU machine runs it, here without a GPU (ci/dev/gpu_rehearsal.py):
     fails if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
     session.install(*DEVICE_PACKAGES)
     session.run("python", "-m", "ci.dev.gpu_rehearsal", *session.posargs)

@@ -1,5 +1,5 @@
-"""A CUDA 13 toolkit and cuBLAS 13 for builds on a machine without a GPU (the lent GPU machine has
-only CUDA 13, so the extension must build against it too).
+"""A CUDA 13 toolkit and cuBLAS 13 for builds on a machine without a GPU (a GPU machine with only
+CUDA 13 builds the extension against it, so the build must work with it too).
 
     python -m ci.dev.cuda13 toolkit [--from-pip]   # prints a CUDA_HOME whose nvcc is release 13
     python -m ci.dev.cuda13 cublas                 # prints a folder holding nvidia/cu13 (cuBLAS 13)

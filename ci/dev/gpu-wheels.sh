@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pure-Python wheels the test suite needs that the lent GPU machine (Python 3.12, no network)
+# The pure-Python wheels the test suite needs that an offline GPU machine (Python 3.12, no network)
 # lacks, downloaded here into .gpu-wheels/ (ignored by git), for a device command to name in
 # `carry` and `ci/release/gpu_check.py --wheels .gpu-wheels` to install offline.
 #

@@ -1,4 +1,4 @@
-"""ci/release/gpu_check.py exactly as the lent GPU machine runs it, here, without a GPU.
+"""ci/release/gpu_check.py exactly as an offline CUDA 13 GPU machine runs it, here, without a GPU.
 
 Run by `nox -s gpu_rehearsal` inside a Python 3.12 environment like that machine's (see
 DEVICE_PACKAGES in noxfile.py): cuBLAS 13 made importable as the nvidia-cublas wheel would be, a

@@ -3,7 +3,7 @@ digits example on cuda, and the GPU benchmarks; logs, summary.json and report.md
 
     # a GPU box with network: nox builds and installs a wheel, then calls this
     TINYTENSOR_REQUIRE_GPU=1 ci/nox.sh -s tests_gpu
-    # the GPU machine lent here (CUDA 13, cupy-cuda13x, no network, no pip index): build in place,
+    # a GPU machine with CUDA 13 only (cupy-cuda13x, no network, no pip index): build in place,
     # install the carried test wheels (ci/dev/gpu-wheels.sh) offline, and return three files
     python3 -m ci.release.gpu_check --build-inplace --wheels .gpu-wheels --archs 90 --out /tmp/gpu-check --bundle "$OUT"
     # its rehearsal on a machine without a GPU (CUDA 13 toolkit, device-like environment)
@@ -19,7 +19,7 @@ temporary folder put first on PYTHONPATH: the machine's own environment is never
 release tests (tests/release) need an installed, repaired wheel: an in-place check leaves them out.
 
 Every step runs under a time limit inside an overall budget (--budget, 420 s by default, so the
-whole fits in 8 minutes on the lent machine, kills and the report included); each step's exit status and seconds are recorded.
+whole fits in 8 minutes of a time-limited GPU session, kills and the report included); each step's exit status and seconds are recorded.
 Failures are classified: a failure that only says there is no usable GPU (the conftest fixtures'
 "TINYTENSOR_REQUIRE_GPU=1 but no usable CUDA device: ...", an example or benchmark that stops
 for want of a GPU) is "gpu-absent"; anything else is real. Exit status: 0 all passed (or, with the
@@ -196,7 +196,7 @@ def run_steps(check: Checker, args, state: dict) -> None:
         pytest_command = [sys.executable, "-m", "pytest", str(ROOT / "tests"), "-q", "--tb=short"]
         pytest_command += ["-p", "no:cacheprovider", "--ignore", str(ROOT / "tests" / "build")]
         # Warnings are listed, not fatal, here: CI enforces pyproject's filterwarnings = error, and a
-        # new warning from the GPU stack (CuPy, torch) must not cost the one run on a lent GPU.
+        # new warning from the GPU stack (CuPy, torch) must not cost a time-limited run on a GPU.
         pytest_command += ["-W", "default"]
         if args.build_inplace:  # they test an installed (repaired) wheel, which an in-place build is not
             pytest_command += ["--ignore", str(ROOT / "tests" / "release")]
