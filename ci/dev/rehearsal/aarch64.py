@@ -126,7 +126,8 @@ def build_libs_emulated(chroot: Chroot):
 
 
 def build_wheel(chroot: Chroot, sdist: Path) -> tuple[Path, str]:
-    """The cu12 wheel from its sdist, with [tool.cibuildwheel]'s environment and repair command."""
+    """(the cu12 wheel, the project folder inside) from its sdist, with [tool.cibuildwheel]'s
+    environment and repair command."""
     config = wheels.cibw_config()
     work = chroot.root / "work"
     with tarfile.open(sdist) as tar:
@@ -141,15 +142,13 @@ def build_wheel(chroot: Chroot, sdist: Path) -> tuple[Path, str]:
             "TINYTENSOR_BUILD_TIMEOUT": str(EMULATED_TIMEOUT),
         }
     )
-    built = chroot.run(
-        f"cd {project} && python -m build --wheel --no-isolation --outdir /work/built . 2>&1", env, tee=True
-    ).stdout
+    chroot.run(f"cd {project} && python -m build --wheel --no-isolation --outdir /work/built . 2>&1", env, tee=True)
     raw = next((work / "built").glob("*.whl"))
     repair = config["repair-wheel-command"].format(
         project=project, wheel=f"/work/built/{raw.name}", dest_dir="/work/wheelhouse"
     )
-    built += chroot.run(repair + " 2>&1", env, tee=True).stdout
-    return next((work / "wheelhouse").glob(f"{normalized(CUDA_RELEASES[0].dist)}-*-{TAG}-*.whl")), built
+    chroot.run(repair + " 2>&1", env, tee=True)
+    return next((work / "wheelhouse").glob(f"{normalized(CUDA_RELEASES[0].dist)}-*-{TAG}-*.whl")), project
 
 
 def test_wheel(chroot: Chroot, wheel: Path, libs_wheel: Path, project: str) -> dict:
@@ -263,8 +262,7 @@ def main(argv=None) -> int:
         with step("aarch64: library wheel: pytinytensor-cu12-libs (aarch64)"):
             libs_wheel, libs_facts = wheels.library_wheel(source, work / "libs", ARCH, build_libs_emulated(chroot))
         with step(f"aarch64: the {TAG} wheel (build and repair, emulated)"):
-            wheel, _ = build_wheel(chroot, sdist)
-        project = "/work/" + str(next((work / "sdist-src").iterdir()).relative_to(work))
+            wheel, project = build_wheel(chroot, sdist)
         facts = test_wheel(chroot, wheel, libs_wheel, project)
     for f in (libs_wheel, wheel):
         shutil.copy2(f, out / f.name)

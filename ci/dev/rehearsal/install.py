@@ -272,7 +272,6 @@ def run_tests(
     """The test suite against the installed wheel (tests/build aside); its summary, junit XML and
     output under `out` as <name>-<summary>.json, <name>.xml and <name>.log."""
     summary = out / f"{name}-{pytest_summary.FILE}"
-    output = open(out / f"{name}.log", "w")  # closed once the run ends
     env = dict(
         os.environ,
         TINYTENSOR_EXPECT_BACKEND=expect,
@@ -281,29 +280,10 @@ def run_tests(
         **pytest_summary.env(summary),
         **(env_extra or {}),
     )
-    sh(
-        [
-            py,
-            "-m",
-            "pytest",
-            str(source / "tests"),
-            "--ignore",
-            str(source / "tests" / "build"),
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--junitxml",
-            str(out / f"{name}.xml"),
-            "--rootdir",
-            str(source),
-        ],
-        env=env,
-        cwd=out,
-        stdout=output,
-        stderr=subprocess.STDOUT,
-        check=False,
-    )
-    output.close()
+    command = [py, "-m", "pytest", str(source / "tests"), "--ignore", str(source / "tests" / "build"), "-q"]
+    command += ["-p", "no:cacheprovider", "--junitxml", str(out / f"{name}.xml"), "--rootdir", str(source)]
+    with open(out / f"{name}.log", "w") as output:
+        sh(command, env=env, cwd=out, stdout=output, stderr=subprocess.STDOUT, check=False)
     result = pytest_summary.read(summary)
     log(f"{name}: {result['passed']} passed, {result['failed']} failed, {result['skipped']} skipped ({name}.log)")
     return result

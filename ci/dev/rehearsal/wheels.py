@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from buildsys.release_matrix import PYTHON_TAGS, PYTHONS
-from ci.release.release_manifest import sha256
+from buildsys.release_matrix import CUDA_RELEASES, PYTHON_TAGS, PYTHONS
+from ci.release.release_manifest import normalized, sha256
 
 from . import fidelity
 from .common import CACHE, HERE, NOTES, RELEASE, ROOT, build_locked, log, python_tag, sh, step
@@ -213,7 +213,7 @@ class Built:
 
 def build(sources: Sources, work: Path, no_container: bool) -> Built:
     """The library wheel, then every per-Python wheel twice (the second without tests)."""
-    sdist = next(p for stem, p in sources.sdists.items() if stem.endswith("_cu12"))
+    sdist = sources.sdists[normalized(CUDA_RELEASES[0].dist)]
     with step("library wheel: pytinytensor-cu12-libs (x86_64)"):
         libs_wheel, libs_facts = library_wheel(sources.source, work / "cuda-libs")
     with step("CUDA 12 toolchain on this machine"):
