@@ -88,11 +88,12 @@ def _report_gpu_part(session, result: dict) -> None:
 
 @nox.session(python=PYTHONS[-1], tags=["ci"])
 def lint(session):
-    """ruff: lint and formatting; mypy: types (pyproject.toml's [tool.mypy])."""
+    """ruff: lint and formatting; mypy: types ([tool.mypy]); import-linter: the library's layers ([tool.importlinter])."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
+    session.run("lint-imports")
 
 
 @nox.session(python=PYTHONS, tags=["ci"])

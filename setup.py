@@ -46,7 +46,7 @@ setup(
         Extension(
             "tinytensor.cuda_ops",
             sources=["csrc/cuda_gpu.cu", "csrc/cuda_binding.cpp"],
-            depends=["csrc/cuda_kernels.h"],
+            depends=["csrc/c_api.h"],
             include_dirs=["csrc"],
         )
     ],

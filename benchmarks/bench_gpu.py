@@ -98,18 +98,23 @@ def cupy_blas_problem(cupy) -> str | None:
 
 def fused_pairs(cupy, sync) -> dict:
     """(fused seconds, unfused seconds) per kernel benchmark, measured side by side."""
-    from tinytensor import cuda_extension
-    from tinytensor.ops.elementwise import gelu_forward, gelu_grad
+    from tinytensor.activation_math import ACTIVATIONS
+    from tinytensor.cuda import extension
+    from tinytensor.devices import backend_of
 
-    ops = cuda_extension.ops
+    ops = extension.ops
     rng = np.random.default_rng(0)
     n, k, c = 1024, 1024, 10
     x, w, b = (cupy.asarray(_host(rng, s)) for s in ((n, k), (k, k), (k,)))
     g = cupy.asarray(_host(rng, (n, k)))
     pre0 = cupy.asarray(_host(rng, (n, k)))  # the fused kernel keeps adding b to it: values drift, times do not
     stream = cupy.cuda.get_current_stream().ptr
-    unfused_act = {"relu": lambda v: cupy.maximum(v, 0), "gelu": lambda v: gelu_forward(cupy, v)}
-    unfused_grad = {"relu": lambda g, pre: g * (pre > 0), "gelu": lambda g, pre: gelu_grad(cupy, g, pre)}
+    gelu = ACTIVATIONS["gelu"]
+    unfused_act = {"relu": lambda v: cupy.maximum(v, 0), "gelu": lambda v: gelu.forward(backend_of(v), v, False)}
+    unfused_grad = {
+        "relu": lambda g, pre: g * (pre > 0),
+        "gelu": lambda g, pre: gelu.grad(backend_of(g), g, pre, None),
+    }
     pairs, skipped = {}, {}
 
     for act in ("relu", "gelu"):
@@ -134,10 +139,10 @@ def fused_pairs(cupy, sync) -> dict:
             continue
 
         def fused_linear(act=act):
-            pre, out = cuda_extension.try_linear_forward(x, w, b, act)
-            gpre, gb = cuda_extension.linear_backward(g, pre, out, True, act)
-            cuda_extension.try_matmul(gpre, w)
-            cuda_extension.try_matmul(gpre.T, x)
+            pre, out = extension.try_linear_forward(x, w, b, act)
+            gpre, gb = extension.linear_backward(g, pre, out, True, act)
+            extension.try_matmul(gpre, w)
+            extension.try_matmul(gpre.T, x)
 
         def unfused_linear(act=act):
             pre = x @ w.T
@@ -157,9 +162,9 @@ def fused_pairs(cupy, sync) -> dict:
         positions = cupy.arange(rows)
 
         def fused_xent(logits=logits, labels=labels, scale=scale):
-            row_losses, probs = cuda_extension.try_softmax_xent_forward(logits, labels)
+            row_losses, probs = extension.try_softmax_xent_forward(logits, labels)
             row_losses.mean()
-            cuda_extension.softmax_xent_backward(probs, labels, scale)
+            extension.softmax_xent_backward(probs, labels, scale)
 
         def unfused_xent(logits=logits, labels=labels, scale=scale, positions=positions, classes=classes):
             shifted = logits - logits.max(axis=1, keepdims=True)
@@ -179,23 +184,23 @@ def fused_pairs(cupy, sync) -> dict:
 def measure_tinytensor() -> dict:
     import cupy
 
-    from tinytensor import cuda_extension
+    from tinytensor.cuda import extension
 
     sync = cupy.cuda.Device().synchronize
-    result = {"extension": cuda_extension.ops is not None, "mlp_step": {}}
-    blas_problem = cupy_blas_problem(cupy) if cuda_extension.ops is None else None
+    result = {"extension": extension.ops is not None, "mlp_step": {}}
+    blas_problem = cupy_blas_problem(cupy) if extension.ops is None else None
     if blas_problem:  # without the extension, the library's matmuls are CuPy's
         result["mlp_step_skipped"] = f"CuPy's cuBLAS does not load ({blas_problem})"
         return result
     for batch in BATCHES:
         result["mlp_step"][batch] = best_seconds(mlp_step_tinytensor(batch), sync)
-    if cuda_extension.ops is None:
+    if extension.ops is None:
         return result
     result.update(fused_pairs(cupy, sync))
     rng = np.random.default_rng(1)
     a, b = cupy.asarray(_host(rng, (4096, 4096))), cupy.asarray(_host(rng, (4096, 4096)))
     flops = 2 * 4096**3
-    result["matmul_ext_tflops"] = flops / best_seconds(lambda: cuda_extension.try_matmul(a, b), sync) / 1e12
+    result["matmul_ext_tflops"] = flops / best_seconds(lambda: extension.try_matmul(a, b), sync) / 1e12
     blas_problem = cupy_blas_problem(cupy)
     if blas_problem:
         result["matmul_cupy_skipped"] = f"CuPy's cuBLAS does not load ({blas_problem})"

@@ -6,7 +6,7 @@ its libraries carry. ci/release/build_cuda_libs.py builds it, setup.py makes a r
 (TINYTENSOR_CUDA_LIBS=dist), ci/release/repair_wheel.py points the extension at its libraries, and the
 installed package's manifest tells tinytensor what to load (see the README, "How the GPU
 libraries are found"). The distribution holds data only (the libraries, manifest.json): the code
-that loads them is tinytensor's (tinytensor/cuda_extension.py), so a fix to it is a release of the
+that loads them is tinytensor's (tinytensor/cuda/extension.py), so a fix to it is a release of the
 small per-Python wheels, not of this one.
 
 Why renamed libraries: the extension's DT_NEEDED entries name `libcublas-tinytensor.so.12`, a

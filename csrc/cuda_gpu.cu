@@ -1,4 +1,4 @@
-// Kernels and cuBLAS calls behind tinytensor.cuda_ops (C interface: cuda_kernels.h).
+// Kernels and cuBLAS calls behind tinytensor.cuda_ops (C ABI: c_api.h).
 //
 // Host code here uses only libc, pthreads, libcudart and libcublas (no libstdc++), so the object
 // links into a binding built by another C++ toolchain. Builds with CUDA 12 and CUDA 13 alike.
@@ -9,8 +9,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "cuda_kernels.h"
+#include "c_api.h"
 
 // A named namespace, not an anonymous one: nvcc names an anonymous namespace after the source
 // file's absolute path, which would make each build's binary differ by where it was built. The
@@ -112,6 +113,12 @@ int blocks_for(int64_t n) {
   int64_t blocks = (n + kThreads - 1) / kThreads;
   return (int)(blocks < 65535 ? (blocks > 0 ? blocks : 1) : 65535);
 }
+
+// The activations the bias + activation kernels implement; a code is its index here. The Python
+// side asks (supports_activation) and runs any other activation through CuPy.
+enum tt_activation { TT_ACT_NONE = 0, TT_ACT_RELU = 1, TT_ACT_GELU = 2 };
+const char *const kActivationNames[] = {"none", "relu", "gelu"};
+constexpr int kActivationCount = sizeof(kActivationNames) / sizeof(kActivationNames[0]);
 
 template <typename T> __device__ T gelu_tanh(T x) {
   const T c = (T)0.7978845608028654, k = (T)0.044715;
@@ -295,6 +302,16 @@ const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, i
   }
   pthread_mutex_unlock(&g_handles_lock);
   return err;
+}
+
+const char *tt_activation_code(const char *name, int *code) {
+  for (int i = 0; i < kActivationCount; ++i) {
+    if (strcmp(name, kActivationNames[i]) == 0) {
+      *code = i;
+      return nullptr;
+    }
+  }
+  return "unknown activation: the fused kernels implement 'none', 'relu' and 'gelu'";
 }
 
 const char *tt_bias_act_forward(int dtype, int act, void *pre, const void *bias, void *out, int64_t rows, int64_t cols,

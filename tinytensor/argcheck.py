@@ -1,4 +1,5 @@
-"""Argument checks shared by constructors: the errors name the function, the argument and the problem."""
+"""Argument checks and spellings shared across the library: the errors name the function, the
+argument and the problem. PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``keepdims`` both work."""
 
 from __future__ import annotations
 
@@ -19,3 +20,20 @@ def int_at_least(fn: str, name: str, value, minimum: int) -> int:
     if value < minimum:
         raise ValueError(f"{fn}: {name} must be an int >= {minimum}, got {value}")
     return value
+
+
+def dim_arg(fn: str, dim, axis):
+    """The axis argument from either spelling; both at once is an error."""
+    if axis is None:
+        return dim
+    if dim is not None:
+        raise TypeError(f"{fn}(): got both dim={dim!r} and axis={axis!r}; they are the same argument")
+    return axis
+
+
+def keepdim_arg(fn: str, keepdim, keepdims) -> bool:
+    if keepdims is None:
+        return bool(keepdim)
+    if keepdim:
+        raise TypeError(f"{fn}(): got both keepdim and keepdims; they are the same argument")
+    return bool(keepdims)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import weakref
 
-from .backend import backend_of
+from .devices import backend_of
 
 # A list, not a bool, so hot paths read it with one index and no global rebinding.
 GRAD_ENABLED = [True]

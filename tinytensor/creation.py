@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import random as _random
-from .backend import backend_for, backend_of, parse_device, transfer
+from .devices import backend_for, backend_of, parse_device, transfer
 from .dtypes import DEFAULT_FLOAT, is_float
 from .dtypes import resolve as _resolve_dtype
 from .errors import DeviceError

@@ -1,7 +1,7 @@
 """The Tensor: an array (numpy or CuPy) plus what autograd needs.
 
-Op methods (``__add__``, ``exp``, ``sum``, ...) are defined as functions in ``tinytensor.ops`` and
-installed on the class by ``ops.install``; this file holds the state, conversions and ``backward``.
+Op methods (``__add__``, ``exp``, ``sum``, ...) are functions in ``tinytensor.ops``, which
+``ops/surface.py`` installs on the class; this file holds the state, conversions and ``backward``.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ import numpy as np
 
 from . import autograd, dtypes
 from .autograd import mark_modified, share_version
-from .backend import backend_of, parse_device, transfer
+from .devices import backend_of, parse_device, transfer
 from .errors import DeviceError, ShapeError
 
-if TYPE_CHECKING:  # the ops installed on Tensor (see the end of the class); they import this module
-    from .ops import arith, elementwise, inplace, nn_ops, reduce
-    from .ops import shape as shape_ops  # not `shape`: Tensor.shape is a property
+if TYPE_CHECKING:  # the op methods' signatures, generated from ops/surface.py (which installs them)
+    from ._surface import TensorOps
+else:
+    TensorOps = object
 
 _new = object.__new__
 _ndarray = np.ndarray
@@ -100,7 +101,7 @@ def accepts_arrays(fn):
     return op
 
 
-class Tensor:
+class Tensor(TensorOps):
     """An n-dimensional array on one device, with optional gradient tracking.
 
     ``Tensor(data, dtype=None, requires_grad=False, device=None)`` copies ``data``. Python data
@@ -380,96 +381,6 @@ class Tensor:
 
     def __dlpack_device__(self):
         return self.data.__dlpack_device__()
-
-    if TYPE_CHECKING:
-        # ops.install(Tensor) attaches these when tinytensor is imported; spelled out here for type
-        # checkers only (never run). tests/test_tensor_api.py checks that the two lists agree.
-        __add__ = arith.add
-        __radd__ = arith.radd
-        __sub__ = arith.sub
-        __rsub__ = arith.rsub
-        __mul__ = arith.mul
-        __rmul__ = arith.rmul
-        __truediv__ = arith.div
-        __rtruediv__ = arith.rdiv
-        __pow__ = arith.pow
-        __rpow__ = arith.rpow
-        __neg__ = arith.neg
-        __matmul__ = arith.dunder_matmul
-        __rmatmul__ = arith.rmatmul
-        # == and != are elementwise (a bool tensor), as numpy's: not object's -> bool, on purpose
-        __eq__ = arith.eq  # type: ignore[assignment]
-        __ne__ = arith.ne  # type: ignore[assignment]
-        __lt__ = arith.lt
-        __le__ = arith.le
-        __gt__ = arith.gt
-        __ge__ = arith.ge
-        __floordiv__ = arith.floordiv
-        __mod__ = arith.mod
-        __and__ = arith.and_
-        __rand__ = arith.and_
-        __or__ = arith.or_
-        __ror__ = arith.or_
-        __xor__ = arith.xor
-        __rxor__ = arith.xor
-        __invert__ = arith.invert
-        __abs__ = elementwise.abs
-        __getitem__ = shape_ops.getitem
-        __setitem__ = shape_ops.setitem
-        add = arith.add
-        sub = arith.sub
-        mul = arith.mul
-        div = arith.div
-        matmul = arith.matmul
-        pow = arith.pow
-        exp = elementwise.exp
-        log = elementwise.log
-        sqrt = elementwise.sqrt
-        abs = elementwise.abs
-        tanh = elementwise.tanh
-        sigmoid = elementwise.sigmoid
-        relu = elementwise.relu
-        gelu = elementwise.gelu
-        clip = elementwise.clip
-        clamp = elementwise.clip
-        maximum = elementwise.maximum
-        minimum = elementwise.minimum
-        sum = reduce.sum
-        mean = reduce.mean
-        max = reduce.max
-        min = reduce.min
-        amax = reduce.amax
-        amin = reduce.amin
-        var = reduce.var
-        std = reduce.std
-        logsumexp = reduce.logsumexp
-        argmax = reduce.argmax
-        argmin = reduce.argmin
-        all = reduce.all
-        any = reduce.any
-        reshape = shape_ops.reshape
-        view = shape_ops.view
-        flatten = shape_ops.flatten
-        permute = shape_ops.permute
-        transpose = shape_ops.transpose
-        t = shape_ops.t
-        expand = shape_ops.expand
-        squeeze = shape_ops.squeeze
-        unsqueeze = shape_ops.unsqueeze
-        softmax = nn_ops.softmax
-        log_softmax = nn_ops.log_softmax
-        add_ = inplace.add_
-        sub_ = inplace.sub_
-        mul_ = inplace.mul_
-        div_ = inplace.div_
-        zero_ = inplace.zero_
-        fill_ = inplace.fill_
-        copy_ = inplace.copy_
-        clamp_ = inplace.clamp_
-        T = property(shape_ops.T)
-
-        @property
-        def mT(self) -> Tensor: ...
 
 
 def _identity_backward(g):

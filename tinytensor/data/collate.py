@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..backend import backend_of
+from ..devices import backend_of
 from ..dtypes import DEFAULT_FLOAT
 from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, is_array, wrap

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import random as _random
 from ..argcheck import int_at_least
-from ..backend import backend_of
+from ..devices import backend_of
 from ..tensor import wrap
 from .collate import default_collate
 from .dataset import TensorDataset

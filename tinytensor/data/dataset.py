@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..backend import backend_of
+from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, is_array, wrap

@@ -4,12 +4,14 @@
 ``nn.activations``; 1.x's ``LeReLU`` and ``Sigmod`` resolve with a DeprecationWarning.
 """
 
+from ..parameter import Parameter
 from . import activations, functional, linear, losses, modules, utils
 from .activations import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
+from .base import Module, ModuleList
 from .functional import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss
 from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, Sequential
+from .legacy_state import convert_state as convert_1x_state
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .module import Module, ModuleList, Parameter
 
 
 def __getattr__(name):
@@ -29,6 +31,7 @@ __all__ = [
     "Module",
     "ModuleList",
     "Parameter",
+    "convert_1x_state",
     "Linear",
     "Sequential",
     "Flatten",

@@ -10,14 +10,32 @@ import numbers
 import warnings
 
 from ..ops import elementwise, nn_ops
-from .module import Module
+from ..ops.elementwise import ACTIVATION_OPS
+from .base import Module
 
 
-class ReLU(Module):
-    """``max(x, 0)``. After a Linear in a Sequential, it runs fused with the Linear."""
+class Activation(Module):
+    """An activation without parameters: the op ``activation_math.ACTIVATIONS[activation]``. A plain
+    Linear followed by one in a Sequential runs as one fused op."""
+
+    activation: str
 
     def forward(self, x):
-        return elementwise.relu(x)
+        return ACTIVATION_OPS[self.activation](x)
+
+
+class ReLU(Activation):
+    """``max(x, 0)``. After a Linear in a Sequential, it runs fused with the Linear."""
+
+    activation = "relu"
+
+
+class Sigmoid(Activation):
+    activation = "sigmoid"
+
+
+class Tanh(Activation):
+    activation = "tanh"
 
 
 class LeakyReLU(Module):
@@ -36,18 +54,10 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}"
 
 
-class Sigmoid(Module):
-    def forward(self, x):
-        return elementwise.sigmoid(x)
-
-
-class Tanh(Module):
-    def forward(self, x):
-        return elementwise.tanh(x)
-
-
-class GELU(Module):
+class GELU(Activation):
     """GELU with the tanh approximation, the only form here (PyTorch's default is the exact erf form)."""
+
+    activation = "gelu"
 
     def __init__(self, approximate: str = "tanh"):
         super().__init__()
@@ -57,9 +67,6 @@ class GELU(Module):
                 "(the array API has no erf for the exact form)"
             )
         self.approximate = approximate
-
-    def forward(self, x):
-        return elementwise.gelu(x)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -165,4 +172,4 @@ def __getattr__(name):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Identity"]
+__all__ = ["Activation", "ReLU", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "Softmax", "LogSoftmax", "Identity"]

@@ -1,45 +1,12 @@
-"""Functional forms of layers, activations and losses (PyTorch's ``nn.functional``).
+"""Functional forms of layers, activations and losses (PyTorch's ``nn.functional``): the ops that
+``ops/surface.py`` declares for this namespace (signatures: ``functional.pyi``, generated from it).
 
 Their first argument may also be an array (wrapped without a copy) or Python data.
 """
 
-from ..ops import elementwise, losses, nn_ops
-from ..ops.nn_ops import embedding, linear
-from ..tensor import accepts_arrays
+from ..ops import surface
 
-gelu, leaky_relu, relu, sigmoid, tanh = (
-    accepts_arrays(f)
-    for f in (elementwise.gelu, elementwise.leaky_relu, elementwise.relu, elementwise.sigmoid, elementwise.tanh)
-)
-dropout, layer_norm, log_softmax, softmax = (
-    accepts_arrays(f) for f in (nn_ops.dropout, nn_ops.layer_norm, nn_ops.log_softmax, nn_ops.softmax)
-)
-binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss = (
-    accepts_arrays(f)
-    for f in (
-        losses.binary_cross_entropy_with_logits,
-        losses.cross_entropy,
-        losses.l1_loss,
-        losses.mse_loss,
-        losses.nll_loss,
-    )
-)
+_FUNCTIONS = surface.functions("functional")
+globals().update(_FUNCTIONS)
 
-__all__ = [
-    "relu",
-    "leaky_relu",
-    "gelu",
-    "tanh",
-    "sigmoid",
-    "softmax",
-    "log_softmax",
-    "dropout",
-    "embedding",
-    "layer_norm",
-    "linear",
-    "cross_entropy",
-    "nll_loss",
-    "mse_loss",
-    "l1_loss",
-    "binary_cross_entropy_with_logits",
-]
+__all__ = list(_FUNCTIONS)

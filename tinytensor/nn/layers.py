@@ -7,17 +7,20 @@ import math
 import numpy as np
 
 from .. import creation
+from ..activation_math import check_activation
 from ..argcheck import int_at_least
 from ..ops import nn_ops, shape
-from .activations import GELU, ReLU
-from .module import Module, ModuleList, Parameter
+from ..parameter import Parameter
+from .activations import Activation
+from .base import Module, ModuleList
 
 
 class Linear(Module):
     """``y = activation(x @ weight.T + bias)``, weight of shape (out_features, in_features).
 
-    ``activation`` ("relu", "gelu" or None) runs fused with the bias add: on a GPU with the
-    extension, one kernel forward and one backward. ``Sequential(Linear, ReLU)`` fuses the same way.
+    ``activation`` (None, or a name in ``activation_math.ACTIVATIONS``: "relu", "gelu", ...) runs
+    fused with the bias add: on a GPU with the extension, one kernel forward and one backward for the
+    activations its kernels implement. ``Sequential(Linear, ReLU)`` fuses the same way.
     """
 
     def __init__(
@@ -28,8 +31,7 @@ class Linear(Module):
             size_arg("Linear", "in_features", in_features),
             size_arg("Linear", "out_features", out_features),
         )
-        if activation not in nn_ops.ACTIVATIONS:
-            raise ValueError(f"unknown activation {activation!r}: expected one of {nn_ops.ACTIVATIONS}")
+        check_activation(activation, "Linear()")
         self.in_features, self.out_features, self.activation = in_features, out_features, activation
         bound = 1.0 / math.sqrt(in_features) if in_features else 0.0
         init = dict(dtype=dtype, device=device)
@@ -38,6 +40,14 @@ class Linear(Module):
 
     def forward(self, x, activation=None):
         return nn_ops.linear(x, self.weight, self.bias, activation or self.activation)
+
+    def _from_1x(self, name, array):
+        # 1.x computed x @ W + b with W (in, out) and b (1, out)
+        if name == "weight" and array.ndim == 2:
+            return name, np.ascontiguousarray(array.T)
+        if name == "bias" and array.ndim == 2 and array.shape[0] == 1:
+            return name, array.reshape(-1)
+        return name, array
 
     def extra_repr(self) -> str:
         act = f", activation={self.activation!r}" if self.activation else ""
@@ -110,15 +120,15 @@ class LayerNorm(Module):
     def forward(self, x):
         return nn_ops.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps)
 
+    def _from_1x(self, name, array):
+        return {"gamma": "weight", "beta": "bias"}.get(name, name), array  # 1.x's names
+
     def extra_repr(self) -> str:
         return f"{self.normalized_shape}, eps={self.eps}"
 
 
-_FUSABLE = {ReLU: "relu", GELU: "gelu"}
-
-
 class Sequential(ModuleList):
-    """Modules applied in order. A plain Linear followed by ReLU or GELU runs as one fused op."""
+    """Modules applied in order. A plain Linear followed by an activation (ReLU, GELU, ...) runs as one fused op."""
 
     def __init__(self, *modules):
         super().__init__(modules)
@@ -134,9 +144,14 @@ class Sequential(ModuleList):
         while i < len(layers):
             layer = layers[i]
             following = layers[i + 1] if i + 1 < len(layers) else None
-            if type(layer) is Linear and layer.activation is None and type(following) in _FUSABLE:
+            if (
+                type(layer) is Linear
+                and layer.activation is None
+                and isinstance(following, Activation)
+                and type(following).forward is Activation.forward  # a subclass with its own forward is not fused
+            ):
                 # the Linear's own forward, called directly: this runs per layer per step
-                x = nn_ops.linear(x, layer.weight, layer.bias, _FUSABLE[type(following)])
+                x = nn_ops.linear(x, layer.weight, layer.bias, following.activation)
                 i += 2
                 continue
             x = layer(x)

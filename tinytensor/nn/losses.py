@@ -1,14 +1,14 @@
 """Loss modules (PyTorch's signatures), also 1.x's ``tinytensor.nn.losses``.
 
-Each is a thin Module over the function in ``tinytensor.ops.losses``; ``loss(input, target)``.
+Each is a thin Module over the function in ``tinytensor.ops.loss_functions``; ``loss(input, target)``.
 Options are keyword-only: PyTorch's first positional arguments (``weight``, ``size_average``)
 do not exist here, so a positional call fails instead of being misread.
 """
 
 from __future__ import annotations
 
-from ..ops import losses as loss_ops
-from .module import Module
+from ..ops import loss_functions as loss_ops
+from .base import Module
 
 
 class _Loss(Module):

@@ -1,6 +1,6 @@
-"""1.x's module path for ``Module`` and ``Sequential`` (now in ``module.py`` and ``layers.py``)."""
+"""1.x's module path for ``Module`` and ``Sequential`` (now in ``base.py`` and ``layers.py``)."""
 
+from .base import Module
 from .layers import Sequential
-from .module import Module
 
 __all__ = ["Module", "Sequential"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import backend_of, device_of, transfer
+from ..devices import backend_of, device_of, transfer
 from ..tensor import Tensor, wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]

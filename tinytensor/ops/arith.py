@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..autograd import CLOCK, GRAD_ENABLED, saves_nothing
-from ..backend import backend_of
+from ..devices import backend_of
 from ..dtypes import DEFAULT_FLOAT, numpy_dtype
 from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, tensor_arg, wrap

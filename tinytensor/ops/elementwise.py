@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import numbers
 
+from ..activation_math import ACTIVATIONS
 from ..autograd import GRAD_ENABLED
-from ..backend import backend_of
+from ..devices import backend_of
 from ..tensor import Tensor, tensor_arg, wrap
 from .arith import _make_binary, combine_error, operand, unbroadcast
-
-_GELU_C = math.sqrt(2.0 / math.pi)
-_GELU_K = 0.044715
 
 
 def _unary_backward(g, bwd, xp, x, out):
@@ -44,36 +41,28 @@ def abs(a):  # noqa: A001 - mirrors the builtin
     return unary(a, lambda xp, x: xp.abs(x), lambda xp, g, x, out: g * xp.sign(x))
 
 
-def tanh(a):
-    return unary(a, lambda xp, x: xp.tanh(x), lambda xp, g, x, out: g * (1 - out * out))
+def _activation_op(name: str, act):
+    forward, grad = act.forward, act.grad
+
+    def backward(g, backend, x, out):
+        return (grad(backend, g, x, out),)
+
+    def op(a):
+        x = a.data
+        backend = backend_of(x)
+        out = forward(backend, x, False)
+        if a.requires_grad and GRAD_ENABLED[0]:
+            return wrap(out, (backward, (a,), backend, x, out))
+        return wrap(out)
+
+    op.__name__ = op.__qualname__ = name
+    backward.__qualname__ = f"{name}_backward"  # error messages name the op by it (autograd.op_name)
+    op.__doc__ = act.doc
+    return op
 
 
-def _sigmoid(xp, x):
-    # 0.5 * (1 + tanh(x / 2)) never overflows, unlike 1 / (1 + exp(-x)).
-    return 0.5 * (xp.tanh(0.5 * x) + 1)
-
-
-def sigmoid(a):
-    return unary(a, _sigmoid, lambda xp, g, x, out: g * out * (1 - out))
-
-
-def relu(a):
-    return unary(a, lambda xp, x: xp.maximum(x, 0), lambda xp, g, x, out: backend_of(g).masked(g, x > 0))
-
-
-def gelu_forward(xp, x):
-    """GELU, tanh approximation (PyTorch's ``approximate='tanh'``; the CUDA kernel matches it)."""
-    return 0.5 * x * (1 + xp.tanh(_GELU_C * (x + _GELU_K * x * x * x)))
-
-
-def gelu_grad(xp, g, x):
-    x2 = x * x
-    t = xp.tanh(_GELU_C * (x + _GELU_K * x2 * x))
-    return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * _GELU_K * x2))
-
-
-def gelu(a):
-    return unary(a, gelu_forward, lambda xp, g, x, out: gelu_grad(xp, g, x))
+# relu, gelu, sigmoid, tanh, ...: one op per entry of activation_math.ACTIVATIONS
+ACTIVATION_OPS = {name: _activation_op(name, act) for name, act in ACTIVATIONS.items()}
 
 
 def _extremum_bwd(pick_x_op):

@@ -10,8 +10,8 @@ that would need another dtype or a larger shape is an error, never a silent cast
 from __future__ import annotations
 
 from ..autograd import GRAD_ENABLED, mark_modified
-from ..backend import backend_of
-from ..dtypes import numpy_dtype
+from ..devices import backend_of
+from ..dtypes import checked_cast, numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .arith import combine_error, operand
@@ -139,8 +139,6 @@ def copy_(a: Tensor, src) -> Tensor:
     """Copy ``src``'s values into this tensor (broadcast to its shape, cast to its dtype)."""
     y = _value("copy_", a, src)
     if hasattr(y, "dtype") and numpy_dtype(y.dtype) != numpy_dtype(a.dtype):
-        from ..dtypes import checked_cast
-
         y = checked_cast(y, numpy_dtype(a.dtype), backend_of(y), "copy_")
 
     def update(x):

@@ -13,11 +13,12 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..argcheck import dim_arg, keepdim_arg
 from ..autograd import GRAD_ENABLED, saves_nothing
-from ..backend import backend_of
+from ..devices import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
-from .args import dim_arg, keepdim_arg
+from .elementwise import maximum, minimum, sqrt
 
 
 class ValuesIndices(NamedTuple):
@@ -181,14 +182,10 @@ def _max_or_min(name, elementwise, a, dim, keepdim, axis, keepdims):
 
 def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
     """No axis: the largest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: maximum."""
-    from .elementwise import maximum
-
     return _max_or_min("max", maximum, a, dim, keepdim, axis, keepdims)
 
 
 def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    from .elementwise import minimum
-
     return _max_or_min("min", minimum, a, dim, keepdim, axis, keepdims)
 
 
@@ -219,8 +216,6 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None
 
 def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
     """Standard deviation: the square root of ``var`` (same arguments)."""
-    from .elementwise import sqrt
-
     return sqrt(var(a, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..argcheck import dim_arg
 from ..autograd import GRAD_ENABLED, mark_modified, saves_nothing, share_version
-from ..backend import backend_of
+from ..devices import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
-from .args import dim_arg
 from .arith import combine_error, unbroadcast
 from .reduce import normalize_axes
 

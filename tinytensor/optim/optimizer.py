@@ -13,11 +13,14 @@ import numbers
 import numpy as np
 
 from ..autograd import enable_grad, no_grad
-from ..backend import backend_of, device_of, transfer
+from ..devices import backend_of, device_of, transfer
 from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, mark_modified, wrap
 
 _ndarray = np.ndarray
+
+# The dtypes the optimizers' CUDA kernels are compiled for; others take the array-API form.
+KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 # Group keys that are not hyperparameters of the optimizer but are legitimately present:
 # schedulers record "initial_lr"; named parameters give "param_names".

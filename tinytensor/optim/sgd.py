@@ -2,8 +2,58 @@
 
 from __future__ import annotations
 
-from ..backend import backend_of
-from .optimizer import Optimizer, check_nonnegative
+from ..devices import backend_of
+from .optimizer import KERNEL_FLOATS, Optimizer, check_nonnegative
+
+# One CUDA kernel per parameter and step (the backend compiles it; see Backend.kernel).
+_KERNEL = (
+    "ElementwiseKernel",
+    "T grad, T lr, T wd",
+    "T param",
+    "param -= lr * (wd != 0 ? grad + wd * param : grad);",
+    "tinytensor_sgd",
+)
+_MOMENTUM_KERNEL = (
+    "ElementwiseKernel",
+    "T grad, T lr, T momentum, T dampening, T wd, bool nesterov, bool first",
+    "T param, T buf",
+    """
+    T g = wd != 0 ? grad + wd * param : grad;
+    buf = first ? g : momentum * buf + (1 - dampening) * g;
+    param -= lr * (nesterov ? g + momentum * buf : buf);
+    """,
+    "tinytensor_sgd_momentum",
+)
+
+
+def sgd_update(backend, param, grad, buf, lr, momentum, dampening, nesterov, wd):
+    """PyTorch's SGD update of the array ``param``, in place; returns the momentum buffer (a new one
+    when ``buf`` is None). One kernel where the backend compiles them, else the array-API form."""
+    kernel = backend.kernel(_MOMENTUM_KERNEL if momentum else _KERNEL)
+    if kernel is not None and param.dtype in KERNEL_FLOATS:
+        t = param.dtype.type
+        grad = grad.astype(param.dtype, copy=False)  # the kernel takes one T; numpy would promote
+        with backend.device_scope(param):
+            if not momentum:
+                kernel(grad, t(lr), t(wd), param)
+                return None
+            first = buf is None
+            if first:
+                buf = backend.xp.empty_like(param)  # inside the device scope: on the parameter's
+            kernel(grad, t(lr), t(momentum), t(dampening), t(wd), nesterov, first, param, buf)
+        return buf
+    with backend.device_scope(param):
+        if wd:
+            grad = grad + wd * param
+        if momentum:
+            if buf is None:
+                buf = grad * 1  # its own copy: updated in place from the next step on
+            else:
+                buf *= momentum
+                buf += (1 - dampening) * grad if dampening else grad
+            grad = grad + momentum * buf if nesterov else buf
+        param -= lr * grad
+    return buf
 
 
 class SGD(Optimizer):
@@ -39,8 +89,8 @@ class SGD(Optimizer):
         dampening, nesterov = group["dampening"], group["nesterov"]
         for p, grad, state in self._with_grads(group):
             data = p.data
-            buf = backend_of(data).sgd_step(
-                data, grad, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd
+            buf = sgd_update(
+                backend_of(data), data, grad, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd
             )
             if buf is not None:
                 state["momentum_buffer"] = buf

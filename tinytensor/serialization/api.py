@@ -1,4 +1,4 @@
-"""``save`` and ``load`` (``tt.save``, ``tt.load``) and the two behind ``Module.save`` / ``Module.load``.
+"""``save`` and ``load`` (``tt.save``, ``tt.load``), and ``read_state_dict`` behind ``Module.load``.
 
 A file is recognised by its first bytes: a ZIP archive is a ``.tt`` file of this version
 (``archive``); a pickle (protocol 2+) can only be a 1.x ``.tt`` file and goes to the allow-list
@@ -14,10 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import parse_device, transfer
-from ..errors import CudaUnavailableError, DeviceError, ShapeError
+from ..devices import parse_device, transfer
+from ..errors import CudaUnavailableError, DeviceError
 from ..tensor import Tensor
-from . import legacy
 from .archive import read_archive, write_archive
 from .atomic import write_atomically
 from .format import PICKLE_PROTO, ZIP_SIGNATURE, FileFormatError
@@ -52,25 +51,13 @@ def load(path, map_location=None):
     return obj
 
 
-def save_module(module, path) -> None:
-    """``Module.save``: the module's ``state_dict()`` to ``path``."""
-    save(module.state_dict(), path)
-
-
-def load_module(module, path, strict: bool = True):
-    """``Module.load``: a file's state dict into ``module`` (its device and dtype), 1.x files converted."""
-    path = _fspath(path, "Module.load")
-    obj, is_1x = _read(path, "cpu")  # read on the host: a GPU checkpoint loads on a CPU-only machine
-    if not is_1x:
-        _check_state_dict(obj, path, "")
-        return module.load_state_dict(obj, strict=strict)
-    _check_state_dict(obj, path, "1.x ")
-    state = legacy.convert_state(obj, module)
-    try:
-        return module.load_state_dict(state, strict=strict)
-    except (KeyError, ShapeError) as exc:
-        detail = exc.args[0] if exc.args else exc
-        raise type(exc)(f"{path} is a pytinytensor 1.x file: {detail}; note: {legacy.LIMITS}") from exc
+def read_state_dict(path, fn: str) -> tuple[dict, bool]:
+    """(state dict, whether the file is a 1.x pickle) of a file read on the host, for ``Module.load``
+    (a GPU checkpoint loads on a CPU-only machine); anything but a state dict is a TypeError."""
+    path = _fspath(path, fn)
+    obj, is_1x = _read(path, "cpu")
+    _check_state_dict(obj, path, "1.x " if is_1x else "")
+    return obj, is_1x
 
 
 # ---------------------------------------------------------------------------- reading
@@ -138,7 +125,7 @@ def _check_state_dict(obj, path: str, era: str) -> None:
     else:
         what = f"a {type(obj).__name__}"
     hint = (
-        "load it with tt.load(path); for 1.x layouts tinytensor.serialization.convert_1x_state(state, model) "
+        "load it with tt.load(path); for 1.x layouts tinytensor.nn.convert_1x_state(state, model) "
         "converts one state dict"
         if era
         else "load it with tt.load(path) and pass the model's part to load_state_dict()"

@@ -1,24 +1,9 @@
 """Reading 1.x ``.tt`` files (pickles of dicts of numpy arrays) without ever running code from them.
 
-pytinytensor 1.x saved ``pickle.dump(model.state_dict(), f)``: a dict of numpy arrays (CuPy
-arrays for a model on a GPU; an ensemble saved a dict holding a list of such dicts). A pickle
-can name any importable callable and have it called, so the unpickler here admits only the
-globals that rebuilding those objects needs; every other global is refused by name before
-anything is imported or called:
-
-- numpy arrays and scalars: ``numpy._core.multiarray._reconstruct``, ``numpy.ndarray``,
-  ``numpy.dtype``, ``numpy._core.multiarray.scalar``, ``numpy._core.numeric._frombuffer``
-  (pickle protocol 5), and the ``numpy.core.*`` spellings numpy 1.x wrote; each is replaced by a
-  stand-in that checks its arguments and builds only bool, integer and float arrays (never object
-  arrays, which would hold further pickles);
-- CuPy arrays (``cupy._core.core.array``, older ``cupy.core.core.array``): CuPy pickles the host
-  copy of the array, so the stand-in returns that numpy array and never imports CuPy;
-- containers: ``builtins`` dict, list, tuple, set, frozenset, bytes, bytearray and
-  ``collections.OrderedDict``; ``_codecs.encode`` with the latin-1 codec only (protocol 2
-  stores bytes through it).
-
-Only protocols 2 to 5 are read (1.x always used pickle's default protocol). After loading, the
-result is walked once more so that nothing but those types can come back.
+The unpickler admits only the globals that rebuilding numpy (and pickled CuPy) arrays and plain
+containers needs, each through a stand-in that checks its arguments, and refuses every other
+global by name before importing or calling it; protocols 2 to 5 only, and the result is walked
+once more so that nothing else comes back. docs/file-format.md lists the allowed globals.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import backend_of
+from ..devices import backend_of
+from ..parameter import Parameter
 from ..tensor import Tensor, wrap
 from .format import ARRAY_DIR, FileFormatError, dtype_allowed
 
@@ -124,18 +125,14 @@ class Encoder:
 
 
 def _is_parameter(t) -> bool:
-    from ..nn.module import Parameter  # nn imports the tensor core; imported here to stay acyclic
-
     return isinstance(t, Parameter)
 
 
 def _unsupported(obj, path) -> str:
-    from ..nn.module import Module
-
     kind = type(obj)
     what = f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__name__
-    if isinstance(obj, Module):
-        hint = "save its state_dict() instead, as model.save(path) does"
+    if callable(getattr(kind, "state_dict", None)):  # a Module or an optimizer
+        hint = "save its state_dict() instead, as model.save(path) does for a model"
     elif callable(obj):
         hint = "functions and other code are never written into a file"
     elif isinstance(obj, complex):
@@ -236,8 +233,6 @@ class Decoder:
         if requires_grad and np.dtype(node["dtype"]).kind != "f":
             raise FileFormatError(f"{path}: a tensor of dtype {node['dtype']} cannot require grad")
         if node["type"] == "parameter":
-            from ..nn.module import Parameter
-
             return Parameter(wrap(data), requires_grad=requires_grad)
         t = wrap(data)
         t.requires_grad = requires_grad

@@ -10,7 +10,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..argcheck import int_at_least
-from ..backend import backend_of
+from ..devices import backend_of
 from ..tensor import Tensor, wrap
 
 

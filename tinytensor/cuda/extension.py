@@ -13,22 +13,14 @@ import importlib
 import importlib.util
 import json
 import os
-from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from .install import build_config
+
 # To compare against the CuPy-only path (benchmarks) or rule the extension out.
 DISABLED = os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1"
-
-
-def build_config() -> dict:
-    """What setup.py recorded about this install (distribution, variant, why the extension was skipped)."""
-    try:
-        text = resources.files("tinytensor").joinpath("_build_config.json").read_text()
-    except (FileNotFoundError, OSError):
-        return {}
-    return json.loads(text)
 
 
 # The library distribution's files are loaded once per process and kept loaded (as the extension is).
@@ -119,7 +111,7 @@ def _import_extension():
     """(module, None), or (None, why not): absent is not an error, a broken one is never hidden."""
     if DISABLED or CUDA_LIBS_ERROR:
         return None, None
-    name = f"{__package__}.cuda_ops"
+    name = "tinytensor.cuda_ops"  # built by setup.py beside the package's modules
     try:
         cuda_ops = importlib.import_module(name)
     except ModuleNotFoundError as exc:
@@ -245,9 +237,22 @@ def _matmul_batched(cupy, x, y, batch):
     return out.reshape(batch + out.shape[1:])
 
 
+_FUSED_ACTIVATIONS: dict[str, bool] = {}
+
+
+def fuses_activation(name: str) -> bool:
+    """Whether the extension's bias + activation kernels implement ``name`` (csrc/cuda_gpu.cu)."""
+    known = _FUSED_ACTIVATIONS.get(name)
+    if known is None:
+        known = _FUSED_ACTIVATIONS[name] = bool(ops.supports_activation(name))
+    return known
+
+
 def try_linear_forward(x, w, b, activation):
     """(pre-activation, output) of ``act(x @ w.T + b)``, or None when the extension does not apply."""
     if ops is None or x.dtype != w.dtype or x.dtype not in _FLOATS or (b is not None and b.dtype != x.dtype):
+        return None
+    if activation is not None and not fuses_activation(activation):
         return None
     pre = try_matmul(x, w.T)
     if pre is None or pre.ndim != 2:

@@ -16,9 +16,9 @@ import ctypes
 import functools
 from dataclasses import dataclass, field
 
-from .diagnostics.archs import parse_list, support
-from .diagnostics.libraries import loaded_cuda_libraries
-from .errors import CudaUnavailableError
+from ..errors import CudaUnavailableError
+from .arch_support import parse_list, support
+from .loaded_libraries import loaded_cuda_libraries
 
 # Oldest Linux driver for each CUDA major (CUDA's minor-version compatibility).
 MIN_DRIVER = {11: "450.80.02", 12: "525.60.13", 13: "580.65.06"}
@@ -170,19 +170,19 @@ def _cupy(status: CudaStatus):
 
 
 def _extension(status: CudaStatus) -> None:
-    from . import cuda_extension
+    from . import extension  # importing it loads the CUDA libraries: only when CUDA is asked about
 
-    if cuda_extension.ops is None:
+    if extension.ops is None:
         status.problems.append(
             Problem(
-                f"the CUDA extension is not available: {cuda_extension.unavailable_reason()}",
-                cuda_extension.unavailable_fix(),
+                f"the CUDA extension is not available: {extension.unavailable_reason()}",
+                extension.unavailable_fix(),
                 False,
             )
         )
         return
     status.extension_loaded = True
-    status.extension_build_info = dict(cuda_extension.ops.build_info())
+    status.extension_build_info = dict(extension.ops.build_info())
     status.extension_cuda_version = int(status.extension_build_info["cuda_runtime_version"])
 
 
@@ -223,13 +223,13 @@ def _devices(status: CudaStatus, cupy) -> None:
 def _kernels(status: CudaStatus) -> None:
     """Load the extension's kernels on every GPU now, so a missing architecture or a driver that
     cannot JIT the PTX is found here (the backend then uses CuPy's kernels there), not at first use."""
-    from . import cuda_extension
+    from . import extension
 
     info = status.extension_build_info
     sass, ptx = parse_list(info.get("sass_archs", "")), parse_list(info.get("ptx_archs", ""))
     for device in status.devices:
         device.kernels, device.kernels_detail = support(device.capability, sass, ptx)
-        device.kernel_image, device.kernels_error = cuda_extension.load_kernels(device.index)
+        device.kernel_image, device.kernels_error = extension.load_kernels(device.index)
         if device.kernels_error is None:
             continue
         if device.kernels == "none":

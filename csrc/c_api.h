@@ -1,5 +1,5 @@
-/* The C interface between the kernels (cuda_gpu.cu, compiled by nvcc) and the Python binding
- * (cuda_binding.cpp). Plain C on purpose: the two halves may be built by different C++
+/* The extension's C ABI: everything the Python binding (cuda_binding.cpp) calls in the CUDA half
+ * (cuda_gpu.cu, compiled by nvcc): cuBLAS products, fused kernels, device and version queries. Plain C on purpose: the two halves may be built by different C++
  * compilers and runtimes (nvcc+gcc and zig's clang for old-glibc wheels), so nothing C++
  * crosses this line.
  *
@@ -8,8 +8,8 @@
  * call on the same thread. Pointers are device pointers on the current device; `stream` is a
  * cudaStream_t (CuPy's current stream).
  */
-#ifndef TINYTENSOR_CUDA_KERNELS_H
-#define TINYTENSOR_CUDA_KERNELS_H
+#ifndef TINYTENSOR_C_API_H
+#define TINYTENSOR_C_API_H
 
 #include <stdint.h>
 
@@ -18,7 +18,6 @@ extern "C" {
 #endif
 
 enum tt_dtype { TT_F32 = 0, TT_F64 = 1 };
-enum tt_activation { TT_ACT_NONE = 0, TT_ACT_RELU = 1, TT_ACT_GELU = 2 };
 
 /* C[i] = op(A[i]) op(B[i]) for `batch` products in cuBLAS's column-major convention (the binding
  * maps row-major onto it); a stride of 0 repeats one matrix; batch 1 is a plain product. */
@@ -26,7 +25,11 @@ const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, i
                     int64_t stride_a, const void *b, int64_t ldb, int64_t stride_b, void *c, int64_t ldc,
                     int64_t stride_c, int64_t batch, void *stream);
 
-/* pre[r, c] += bias[c] (bias may be NULL); out = act(pre). out may equal pre when act is NONE. */
+/* The code the bias + activation kernels take for an activation's name ("none", "relu", ...);
+ * an error naming the choices for a name they do not implement. */
+const char *tt_activation_code(const char *name, int *code);
+
+/* pre[r, c] += bias[c] (bias may be NULL); out = act(pre). out may equal pre when act is "none". */
 const char *tt_bias_act_forward(int dtype, int act, void *pre, const void *bias, void *out,
                                 int64_t rows, int64_t cols, void *stream);
 

@@ -1,4 +1,5 @@
-"""Module and Parameter: registration, traversal, modes, state dicts and device moves."""
+"""Module, the base class of layers: registration, traversal, modes, state dicts, device moves and
+saving (``save``/``load``); ModuleList."""
 
 from __future__ import annotations
 
@@ -8,24 +9,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .. import dtypes
-from ..backend import NUMPY, backend_of, device_of, parse_device, transfer
+from .. import dtypes, serialization
+from ..devices import backend_of, device_of, parse_device, transfer
 from ..errors import ShapeError
+from ..numpy_backend import NUMPY
+from ..parameter import Parameter
 from ..tensor import Tensor, as_array, is_array, wrap
-
-
-class Parameter(Tensor):
-    """A tensor that a Module registers and optimizers update; requires grad by default."""
-
-    __slots__ = ()
-
-    def __init__(self, data, requires_grad: bool = True):
-        super().__init__(data.data if isinstance(data, Tensor) else data)
-        if requires_grad:
-            self.requires_grad_(True)
-
-    def __repr__(self) -> str:
-        return "Parameter(" + super().__repr__()[len("Tensor(") :]
+from . import legacy_state
 
 
 class LoadResult(NamedTuple):
@@ -232,19 +222,27 @@ class Module:
 
     def save(self, path) -> None:
         """Write ``state_dict()`` to ``path`` as a ``.tt`` file, atomically (``tt.save``)."""
-        from ..serialization import save_module
-
-        save_module(self, path)
+        serialization.save(self.state_dict(), path)
 
     def load(self, path, strict: bool = True) -> LoadResult:
         """Load a ``.tt`` file's state dict via ``load_state_dict``, onto this module's device and dtype.
 
         The file is read on the CPU, so a GPU checkpoint loads anywhere; a pytinytensor 1.x file is
-        converted to this version's layout first (``tinytensor.serialization.legacy``).
+        converted to this version's layout first (``nn.convert_1x_state``).
         """
-        from ..serialization import load_module
+        state, is_1x = serialization.read_state_dict(path, "Module.load")
+        if not is_1x:
+            return self.load_state_dict(state, strict=strict)
+        try:
+            return self.load_state_dict(legacy_state.convert_state(state, self), strict=strict)
+        except (KeyError, ShapeError) as exc:
+            detail = exc.args[0] if exc.args else exc
+            raise type(exc)(f"{path} is a pytinytensor 1.x file: {detail}; note: {legacy_state.LIMITS}") from exc
 
-        return load_module(self, path, strict=strict)
+    def _from_1x(self, name: str, array):
+        """(name, array) of a pytinytensor 1.x entry of this module in this version's layout; layers
+        whose layout changed override it (``nn.legacy_state``)."""
+        return name, array
 
     # ------------------------------------------------------------------ calling
     def forward(self, *args, **kwargs):

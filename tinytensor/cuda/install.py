@@ -1,17 +1,30 @@
-"""Two variants in one environment: pytinytensor, pytinytensor-cu12 and a future -cu13 all install
-the same tinytensor/ files, so installing a second one silently overwrites the first, and
-uninstalling either removes files the other needs. Found at import (a warning) and in the preflight.
+"""What is installed: the build record setup.py wrote, and the variants sharing this folder.
+
+pytinytensor, pytinytensor-cu12 and a future -cu13 all install the same tinytensor/ files, so
+installing a second one silently overwrites the first, and uninstalling either removes files the
+other needs. Found at import (a warning) and in the preflight.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from importlib import resources
 from pathlib import Path
 
-_HERE = Path(__file__).resolve().parent.parent  # the folder this tinytensor was imported from
+_HERE = Path(__file__).resolve().parents[2]  # the folder this tinytensor was imported from
 # pytinytensor, pytinytensor-cu12, -cu13 ... as installers name their metadata folders
 _DIST_INFO = re.compile(r"^(pytinytensor(?:[-_]cu\d+)?)-([^-]+)\.dist-info$")
+
+
+def build_config() -> dict:
+    """What setup.py recorded about this install (distribution, variant, why the extension was skipped)."""
+    try:
+        text = resources.files("tinytensor").joinpath("_build_config.json").read_text()
+    except (FileNotFoundError, OSError):
+        return {}
+    return json.loads(text)
 
 
 class InstallConflictWarning(UserWarning):

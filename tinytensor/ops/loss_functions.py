@@ -11,7 +11,7 @@ import numbers
 import numpy as np
 
 from ..autograd import GRAD_ENABLED
-from ..backend import backend_of
+from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap

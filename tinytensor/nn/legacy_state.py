@@ -1,4 +1,4 @@
-"""Converting a pytinytensor 1.x state dict into this version's layout (used by ``Module.load``).
+"""Converting a pytinytensor 1.x state dict into this version's layout (``Module.load``, ``nn.convert_1x_state``).
 
 What 1.x wrote, and what changes here:
 
@@ -11,8 +11,8 @@ What 1.x wrote, and what changes here:
 - ``LayerNorm`` named its parameters ``gamma`` and ``beta``; here ``weight`` and ``bias``.
 
 Everything else passes through unchanged (``Embedding.weight`` has the same layout in both).
-Which rule applies is decided by the module the key belongs to in the target model, so a square
-weight is transposed exactly when it belongs to a Linear. What is not converted is listed in
+Each layer converts its own entries (``Module._from_1x``), so a square weight is transposed
+exactly when it belongs to a Linear. What is not converted is listed in
 ``LIMITS``, which ``Module.load`` appends to the error that ``load_state_dict`` raises for keys or
 shapes that still do not match.
 """
@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-
-import numpy as np
 
 LIMITS = (
     "the 1.x conversion renames Sequential's 'layers.N.' to 'N.', transposes Linear weights from 1.x's "
@@ -33,13 +31,10 @@ LIMITS = (
 )
 
 _SEQUENTIAL_KEY = re.compile(r"(^|\.)layers\.(\d+)\.")
-_LAYERNORM_NAMES = {"gamma": "weight", "beta": "bias"}
 
 
 def convert_state(state: dict, module) -> OrderedDict:
     """A 1.x state dict (name -> numpy array) in ``module``'s layout, ready for ``load_state_dict``."""
-    from ..nn import LayerNorm, Linear  # nn imports the tensor core; imported here to stay acyclic
-
     own = {name for name, _ in module.named_parameters()} | {name for name, _ in module.named_buffers()}
     owners = dict(module.named_modules())
     out = OrderedDict()
@@ -49,12 +44,8 @@ def convert_state(state: dict, module) -> OrderedDict:
             renamed = key
         prefix, _, name = renamed.rpartition(".")
         owner = owners.get(prefix)
-        if isinstance(owner, Linear):
-            if name == "weight" and array.ndim == 2:
-                array = np.ascontiguousarray(array.T)
-            elif name == "bias" and array.ndim == 2 and array.shape[0] == 1:
-                array = array.reshape(-1)
-        elif isinstance(owner, LayerNorm) and name in _LAYERNORM_NAMES:
-            renamed = f"{prefix}.{_LAYERNORM_NAMES[name]}" if prefix else _LAYERNORM_NAMES[name]
+        if owner is not None:
+            name, array = owner._from_1x(name, array)
+            renamed = f"{prefix}.{name}" if prefix else name
         out[renamed] = array
     return out

@@ -1,0 +1,165 @@
+"""Tensor's operator surface, declared once: each op, the Tensor methods and operators it is, and
+whether it is also ``tt.<name>`` and ``nn.functional.<name>``.
+
+``install`` puts the methods on Tensor; ``functions`` builds the two namespaces (their forms take an
+array or Python data as the first argument too, unless the op reads its arguments itself);
+``tinytensor/_surface.pyi`` and ``nn/functional.pyi``, the signatures for type checkers and
+editors, are generated from this table (``python -m ci.dev.surface_stubs``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+from ..tensor import accepts_arrays
+from . import arith, elementwise, inplace, loss_functions, nn_ops, reduce, shape
+from .elementwise import ACTIVATION_OPS
+
+
+class Op(NamedTuple):
+    name: str  # as tt.<name> and nn.functional.<name>
+    fn: Callable
+    methods: tuple[str, ...] = ()  # Tensor methods and operators
+    tt: bool = False
+    functional: bool = False
+    converts_first: bool = True  # the module-level form converts an array or Python data first argument
+
+
+def _method(name: str, fn, *dunders: str) -> Op:
+    return Op(name, fn, (name, *dunders))
+
+
+def _everywhere(name: str, fn, *methods: str) -> Op:
+    """An op that is a method (by its name) and ``tt.<name>``."""
+    return Op(name, fn, (name, *methods), tt=True)
+
+
+OPS: tuple[Op, ...] = (
+    # arithmetic and comparison operators
+    _method("add", arith.add, "__add__"),
+    Op("__radd__", arith.radd, ("__radd__",)),
+    _method("sub", arith.sub, "__sub__"),
+    Op("__rsub__", arith.rsub, ("__rsub__",)),
+    _method("mul", arith.mul, "__mul__"),
+    Op("__rmul__", arith.rmul, ("__rmul__",)),
+    _method("div", arith.div, "__truediv__"),
+    Op("__rtruediv__", arith.rdiv, ("__rtruediv__",)),
+    _method("pow", arith.pow, "__pow__"),
+    Op("__rpow__", arith.rpow, ("__rpow__",)),
+    Op("__neg__", arith.neg, ("__neg__",)),
+    Op("matmul", arith.matmul, ("matmul",), tt=True, converts_first=False),
+    Op("__matmul__", arith.dunder_matmul, ("__matmul__",)),
+    Op("__rmatmul__", arith.rmatmul, ("__rmatmul__",)),
+    Op("__eq__", arith.eq, ("__eq__",)),
+    Op("__ne__", arith.ne, ("__ne__",)),
+    Op("__lt__", arith.lt, ("__lt__",)),
+    Op("__le__", arith.le, ("__le__",)),
+    Op("__gt__", arith.gt, ("__gt__",)),
+    Op("__ge__", arith.ge, ("__ge__",)),
+    Op("__floordiv__", arith.floordiv, ("__floordiv__",)),
+    Op("__mod__", arith.mod, ("__mod__",)),
+    Op("__and__", arith.and_, ("__and__", "__rand__")),
+    Op("__or__", arith.or_, ("__or__", "__ror__")),
+    Op("__xor__", arith.xor, ("__xor__", "__rxor__")),
+    Op("__invert__", arith.invert, ("__invert__",)),
+    # elementwise
+    _everywhere("abs", elementwise.abs, "__abs__"),
+    _everywhere("exp", elementwise.exp),
+    _everywhere("log", elementwise.log),
+    _everywhere("sqrt", elementwise.sqrt),
+    *(Op(name, fn, (name,), tt=True, functional=True) for name, fn in ACTIVATION_OPS.items()),
+    Op("leaky_relu", elementwise.leaky_relu, functional=True),
+    _everywhere("clip", elementwise.clip, "clamp"),
+    Op("clamp", elementwise.clip, tt=True),
+    Op("maximum", elementwise.maximum, ("maximum",), tt=True, converts_first=False),
+    Op("minimum", elementwise.minimum, ("minimum",), tt=True, converts_first=False),
+    Op("where", elementwise.where, tt=True, converts_first=False),
+    # reductions
+    *(
+        _everywhere(fn.__name__, fn)
+        for fn in (
+            reduce.sum,
+            reduce.mean,
+            reduce.max,
+            reduce.min,
+            reduce.amax,
+            reduce.amin,
+            reduce.var,
+            reduce.std,
+            reduce.logsumexp,
+            reduce.argmax,
+            reduce.argmin,
+            reduce.all,
+            reduce.any,
+        )
+    ),
+    # shapes and indexing
+    Op("__getitem__", shape.getitem, ("__getitem__",)),
+    Op("__setitem__", shape.setitem, ("__setitem__",)),
+    *(
+        _everywhere(fn.__name__, fn)
+        for fn in (
+            shape.reshape,
+            shape.flatten,
+            shape.permute,
+            shape.transpose,
+            shape.t,
+            shape.expand,
+            shape.squeeze,
+            shape.unsqueeze,
+        )
+    ),
+    _method("view", shape.view),
+    Op("cat", shape.cat, tt=True, converts_first=False),
+    Op("concatenate", shape.concatenate, tt=True, converts_first=False),
+    Op("stack", shape.stack, tt=True, converts_first=False),
+    # neural-network ops
+    Op("softmax", nn_ops.softmax, ("softmax",), tt=True, functional=True),
+    Op("log_softmax", nn_ops.log_softmax, ("log_softmax",), tt=True, functional=True),
+    Op("dropout", nn_ops.dropout, tt=True, functional=True),
+    Op("layer_norm", nn_ops.layer_norm, tt=True, functional=True),
+    Op("embedding", nn_ops.embedding, tt=True, functional=True, converts_first=False),
+    Op("linear", nn_ops.linear, functional=True, converts_first=False),
+    *(
+        Op(fn.__name__, fn, functional=True)
+        for fn in (
+            loss_functions.cross_entropy,
+            loss_functions.nll_loss,
+            loss_functions.mse_loss,
+            loss_functions.l1_loss,
+            loss_functions.binary_cross_entropy_with_logits,
+        )
+    ),
+    # in place
+    *(
+        _method(fn.__name__, fn)
+        for fn in (
+            inplace.add_,
+            inplace.sub_,
+            inplace.mul_,
+            inplace.div_,
+            inplace.zero_,
+            inplace.fill_,
+            inplace.copy_,
+            inplace.clamp_,
+        )
+    ),
+)
+
+# Tensor properties: name -> getter
+PROPERTIES: dict[str, Callable] = {"T": shape.T, "mT": lambda self: shape.transpose(self, -2, -1)}
+
+
+def install(cls) -> None:
+    """Attach the ops to ``Tensor`` (done once, when tinytensor is imported)."""
+    for op in OPS:
+        for name in op.methods:
+            setattr(cls, name, op.fn)
+    for name, getter in PROPERTIES.items():
+        setattr(cls, name, property(getter))
+
+
+def functions(namespace: str) -> dict[str, Callable]:
+    """The ops of ``namespace`` ("tt" or "functional") by name, in their module-level form."""
+    return {op.name: accepts_arrays(op.fn) if op.converts_first else op.fn for op in OPS if getattr(op, namespace)}
