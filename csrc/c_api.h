@@ -26,7 +26,7 @@ const char *tt_gemm(int dtype, int trans_a, int trans_b, int64_t m, int64_t n, i
                     int64_t stride_c, int64_t batch, void *stream);
 
 /* The code the bias + activation kernels take for an activation's name ("none", "relu", ...);
- * an error naming the choices for a name they do not implement. */
+ * for a name they do not implement, a message naming the ones they do. */
 const char *tt_activation_code(const char *name, int *code);
 
 /* pre[r, c] += bias[c] (bias may be NULL); out = act(pre). out may equal pre when act is "none". */

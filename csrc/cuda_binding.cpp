@@ -158,7 +158,7 @@ void *as_stream(uintptr_t stream) { return reinterpret_cast<void *>(stream); }
 int activation_code(const std::string &act) {
   int code = 0;
   if (const char *error = tt_activation_code(act.c_str(), &code)) {
-    throw py::value_error("'" + act + "': " + error);
+    throw py::value_error("unknown activation '" + act + "': " + error);
   }
   return code;
 }

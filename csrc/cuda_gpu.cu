@@ -311,7 +311,7 @@ const char *tt_activation_code(const char *name, int *code) {
       return nullptr;
     }
   }
-  return "unknown activation: the fused kernels implement 'none', 'relu' and 'gelu'";
+  return "the fused kernels implement 'none', 'relu' and 'gelu'";
 }
 
 const char *tt_bias_act_forward(int dtype, int act, void *pre, const void *bias, void *out, int64_t rows, int64_t cols,
