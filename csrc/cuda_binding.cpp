@@ -65,7 +65,7 @@ struct DeviceArray {
 DeviceArray as_device_array(py::handle obj, const char *name) {
   if (!py::hasattr(obj, "__cuda_array_interface__")) {
     throw py::type_error(std::string(name) + ": expected a CUDA array (an object with __cuda_array_interface__, "
-                         "such as a cupy.ndarray), got " + std::string(py::str(obj.get_type().attr("__name__"))));
+                         "such as a cupy.ndarray), got " + std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
   }
   py::dict cai = obj.attr("__cuda_array_interface__");
   DeviceArray a;
