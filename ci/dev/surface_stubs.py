@@ -53,8 +53,8 @@ def _functions(ops, namespace: str) -> str:
 
 
 def stubs() -> dict:
-    """{path: text} of both stubs, from the installed table."""
-    sys.path.insert(0, str(ROOT))
+    """{path: text} of both stubs, from the table of the tinytensor this process imports (run from
+    the repository root: the checkout's)."""
     from tinytensor.ops import surface
 
     methods = "".join(_def(name, op.fn, first="self", indent="    ") for op in surface.OPS for name in op.methods)
