@@ -2,7 +2,7 @@
 it: its one definition (buildsys/cuda_libs.py), what a build asks for (TINYTENSOR_CUDA_LIBS), and
 what tinytensor says when it is missing, of another version, broken, or its NVRTC missing. A folder
 laid out as the distribution installs (data only: manifest.json and lib/) stands on sys.path for the
-last ones; the built and installed wheels are tested by tests/release in the release rehearsal.
+last ones; the built and installed wheels are tested by tests/tooling/release in the release rehearsal.
 """
 
 from __future__ import annotations
