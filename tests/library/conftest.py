@@ -80,4 +80,3 @@ def device(request):
 def other_device(request):
     """A device other than the CPU, for tests that compare against CPU results."""
     return _device_param(request.param)
-
