@@ -1,4 +1,4 @@
-"""Fixtures of the library tests: the devices an op suite runs on.
+"""Fixtures of the library tests: the devices an op suite runs on, and PyTorch, the test oracle.
 
 ``device`` runs a test on "cpu", on "strict:device1" (array_api_strict's fake device: catches
 device-placement bugs on a CPU-only machine) and on "cuda" (skipped, with the reason, where no
@@ -80,3 +80,9 @@ def device(request):
 def other_device(request):
     """A device other than the CPU, for tests that compare against CPU results."""
     return _device_param(request.param)
+
+
+@pytest.fixture
+def torch():
+    """PyTorch, the test oracle, for the tests that compare with it (skipped where it is not installed)."""
+    return pytest.importorskip("torch", reason="PyTorch (the test oracle) is installed only on Python 3.11")

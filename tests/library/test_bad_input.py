@@ -3,7 +3,7 @@ the argument and the problem, in the user's terms (never a raw numpy message, an
 a KeyError, a segfault or a silent wrong answer).
 
 Optimizers, data loading, saving and nn layers keep their own tables next to their tests
-(test_optim_api.py, test_data.py, test_serialization.py, test_nn_layers.py); this one covers
+(optim/test_optimizer_api.py, test_data.py, test_serialization.py, test_nn_layers.py); this one covers
 tensors, creation, ops and Module.
 """
 
