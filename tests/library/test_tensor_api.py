@@ -1,9 +1,15 @@
-"""Tensor properties, creation functions, conversions, DLPack and the errors that name problems."""
+"""The Tensor's API: properties, creation functions, conversions, DLPack and the errors that name
+problems; then PyTorch's habits: Parameters anywhere, dim=/keepdim=, Tensor methods, formatting and
+in-place ops.
+"""
+
+import operator
 
 import numpy as np
 import pytest
 
 import tinytensor as tt
+from tinytensor import nn
 
 
 def test_properties():
@@ -169,19 +175,6 @@ def test_quickstart_from_the_readme():
         assert (x @ w).item() == 3.0
 
 
-def test_class_targets_out_of_range_are_named():
-    from tinytensor.nn import functional as F
-
-    logits = tt.Tensor(np.zeros((3, 4)))
-    for bad in ([0, 4, 1], [0, -1, 1]):
-        with pytest.raises(IndexError, match=f"index {bad[1]} is out of range for cross_entropy: classes are 0..3"):
-            F.cross_entropy(logits, np.array(bad))
-    with pytest.raises(TypeError, match="integer class indices"):
-        F.cross_entropy(logits, np.array([0.0, 1.0, 2.0]))
-    with pytest.raises(tt.ShapeError, match=r"\(3, 4\) and \(2,\)"):
-        F.nll_loss(logits, np.array([0, 1]))
-
-
 def test_type_checker_declarations_match_the_installed_ops():
     """Tensor's `if TYPE_CHECKING:` block spells out for type checkers (py.typed is shipped) what
     ops.install attaches at import: the same names, bound to the same functions."""
@@ -218,3 +211,237 @@ def test_type_checker_declarations_match_the_installed_ops():
             assert getattr(tt.Tensor, name).fget is getattr(modules[value.value.id], value.attr), name
         elif value is not None:
             assert vars(tt.Tensor)[name] is getattr(modules[value.value.id], value.attr), name
+
+
+# ---------------------------------------------------------------------------- Parameters on either side
+OPERATORS = [
+    operator.add,
+    operator.sub,
+    operator.mul,
+    operator.truediv,
+    operator.pow,
+    operator.matmul,
+    operator.eq,
+    operator.ne,
+    operator.lt,
+    operator.le,
+    operator.gt,
+    operator.ge,
+]
+FUNCTIONS = [
+    tt.maximum,
+    tt.minimum,
+    tt.matmul,
+    lambda a, b: tt.where(a > 1, a, b),
+    lambda a, b: tt.cat([a, b]),
+    lambda a, b: tt.stack([a, b], dim=1),
+]
+
+
+@pytest.mark.parametrize("fn", OPERATORS + FUNCTIONS, ids=lambda f: getattr(f, "__name__", "fn"))
+@pytest.mark.parametrize("side", ["left", "right", "both"])
+def test_a_parameter_works_on_either_side(fn, side, device):
+    values = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), np.array([[0.5, 2.0], [1.5, 5.0]], np.float32)
+    plain = [tt.Tensor(v, device=device) for v in values]
+    mixed = [nn.Parameter(tt.Tensor(v, device=device)) if side in (pos, "both") else tt.Tensor(v, device=device)
+             for v, pos in zip(values, ("left", "right"))]  # fmt: skip
+    expected = fn(*plain)
+    got = fn(*mixed)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
+    assert got.device == expected.device
+    if got.requires_grad:
+        got.sum().backward()
+        for p in mixed:
+            if isinstance(p, nn.Parameter):
+                assert p.grad is not None and p.grad.shape == p.shape
+
+
+def test_a_custom_layer_with_parameters_on_the_right():
+    class Affine(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.W = nn.Parameter(np.ones((3, 2), np.float32))
+            self.b = nn.Parameter(np.zeros(2, np.float32))
+
+        def forward(self, x):
+            return x @ self.W + self.b
+
+    layer = Affine()
+    out = layer(tt.ones(4, 3))
+    out.sum().backward()
+    np.testing.assert_allclose(out.numpy(), 3.0)
+    np.testing.assert_allclose(layer.W.grad, 4.0)
+    np.testing.assert_allclose(layer.b.grad, 4.0)
+
+
+REFLECTED = [
+    ("2 @ t", lambda t: 2 @ t, r"unsupported operand type\(s\) for @: 'int' and 'Tensor'"),
+    ("t @ 2", lambda t: t @ 2, r"unsupported operand type\(s\) for @: 'Tensor' and 'int'"),
+    ("None + t", lambda t: None + t, r"unsupported operand type\(s\) for \+: 'NoneType' and 'Tensor'"),
+    ("t - 'a'", lambda t: t - "a", r"unsupported operand type\(s\) for -: 'Tensor' and 'str'"),
+    ("'a' * t", lambda t: "a" * t, r"only one-element integer tensors can be used as an index"),
+    ("[1] / t", lambda t: [1.0] / t, r"unsupported operand type\(s\) for /: 'list' and 'Tensor'"),
+    ("t ** None", lambda t: t**None, r"unsupported operand type\(s\) for \*\* or pow\(\)"),
+    ("object() < t", lambda t: object() < t, r"'<' not supported between instances of 'object' and 'Tensor'"),
+    ("1j + t", lambda t: 1j + t, r"unsupported operand type\(s\) for \+: 'complex' and 'Tensor'"),
+]
+
+
+@pytest.mark.parametrize("expr,fn,message", REFLECTED, ids=[r[0] for r in REFLECTED])
+def test_unsupported_operands_raise_type_error_like_pytorch(expr, fn, message):
+    t = tt.Tensor([1.0, 2.0])
+    with pytest.raises(TypeError, match=message):
+        fn(t)
+
+
+def test_negative_gather_indices_keep_their_gradient_rows(device):
+    w = tt.Tensor(np.arange(8.0).reshape(4, 2), device=device, requires_grad=True)
+    idx = tt.Tensor(np.array([-1, 0, -1, -4]), device=device)
+    out = w[idx]
+    np.testing.assert_array_equal(out.numpy(), np.arange(8.0).reshape(4, 2)[[-1, 0, -1, -4]])
+    out.sum().backward()
+    np.testing.assert_array_equal(tt.tensor(w.grad).numpy()[:, 0], [2.0, 0.0, 0.0, 2.0])
+
+
+# ---------------------------------------------------------------------------- dim= and axis=
+DIM_CALLS = [
+    ("sum", lambda x, k: x.sum(dim=1, keepdim=k), lambda x, k: x.sum(axis=1, keepdims=k)),
+    ("mean", lambda x, k: x.mean(dim=(0, 2), keepdim=k), lambda x, k: x.mean(axis=(0, 2), keepdims=k)),
+    ("amax", lambda x, k: x.amax(dim=-1, keepdim=k), lambda x, k: x.max(axis=-1, keepdims=k)),
+    ("max", lambda x, k: x.max(dim=-1, keepdim=k).values, lambda x, k: x.max(axis=-1, keepdims=k)),
+    ("min", lambda x, k: x.min(dim=0, keepdim=k).values, lambda x, k: x.min(axis=0, keepdims=k)),
+    ("var", lambda x, k: x.var(dim=1, keepdim=k), lambda x, k: x.var(axis=1, keepdims=k)),
+    ("std", lambda x, k: x.std(dim=1, keepdim=k), lambda x, k: x.var(axis=1, keepdims=k).sqrt()),
+    ("logsumexp", lambda x, k: x.logsumexp(dim=2, keepdim=k), lambda x, k: x.logsumexp(axis=2, keepdims=k)),
+    ("argmax", lambda x, k: x.argmax(dim=1, keepdim=k), lambda x, k: x.argmax(axis=1, keepdims=k)),
+    ("argmin", lambda x, k: x.argmin(dim=1, keepdim=k), lambda x, k: x.argmin(axis=1, keepdims=k)),
+    ("all", lambda x, k: (x > -9).all(dim=1, keepdim=k), lambda x, k: (x > -9).all(axis=1, keepdims=k)),
+    ("any", lambda x, k: (x > 1).any(dim=1, keepdim=k), lambda x, k: (x > 1).any(axis=1, keepdims=k)),
+    ("softmax", lambda x, k: x.softmax(dim=1), lambda x, k: x.softmax(axis=1)),
+    ("log_softmax", lambda x, k: tt.log_softmax(x, dim=0), lambda x, k: tt.log_softmax(x, axis=0)),
+    ("cat", lambda x, k: tt.cat([x, x], dim=2), lambda x, k: tt.cat([x, x], axis=2)),
+    ("stack", lambda x, k: tt.stack([x, x], dim=1), lambda x, k: tt.stack([x, x], axis=1)),
+    ("squeeze", lambda x, k: x[:, :1].squeeze(dim=1), lambda x, k: x[:, :1].squeeze(axis=1)),
+    ("unsqueeze", lambda x, k: x.unsqueeze(dim=0), lambda x, k: x.unsqueeze(axis=0)),
+    ("flatten", lambda x, k: x.flatten(start_dim=1), lambda x, k: x.flatten(start_axis=1)),
+    ("transpose", lambda x, k: x.transpose(dim0=0, dim1=2), lambda x, k: x.transpose(axis0=0, axis1=2)),
+]
+
+
+@pytest.mark.parametrize("name,dim_form,axis_form", DIM_CALLS, ids=[c[0] for c in DIM_CALLS])
+@pytest.mark.parametrize("keep", [False, True])
+def test_dim_and_axis_spellings_agree(name, dim_form, axis_form, keep, device):
+    x = tt.Tensor(np.random.default_rng(0).standard_normal((2, 3, 4)), device=device)
+    a, b = dim_form(x, keep), axis_form(x, keep)
+    assert a.shape == b.shape and a.dtype == b.dtype and a.device == b.device
+    np.testing.assert_allclose(a.numpy(), b.numpy())
+
+
+def test_both_spellings_at_once_are_refused():
+    x = tt.ones(2, 3)
+    with pytest.raises(TypeError, match=r"sum\(\): got both dim=0 and axis=1"):
+        x.sum(dim=0, axis=1)
+    with pytest.raises(TypeError, match=r"keepdim and keepdims"):
+        x.mean(dim=0, keepdim=True, keepdims=True)
+
+
+def test_max_with_dim_returns_values_and_indices_like_pytorch():
+    x = tt.Tensor([[1.0, 5.0, 5.0], [7.0, 2.0, 3.0]], requires_grad=True)
+    values, indices = x.max(dim=1)
+    assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0] and indices.dtype == np.int64
+    values.sum().backward()  # the gradient goes to the first maximum only, as in PyTorch
+    np.testing.assert_array_equal(x.grad, [[0, 1, 0], [1, 0, 0]])
+    assert x.max(1).indices.tolist() == [1, 0]  # positional dim: PyTorch's form too
+    assert x.max().item() == 7.0 and x.max(axis=1).tolist() == [5.0, 7.0]  # numpy's spelling: values
+    assert tt.max(x, tt.Tensor([[2.0] * 3] * 2)).tolist() == [[2, 5, 5], [7, 2, 3]]  # torch.max(a, b)
+    assert x.min(dim=0, keepdim=True).values.shape == (1, 3)
+
+
+def test_squeeze_of_a_dim_that_is_not_one_is_a_no_op_like_pytorch():
+    x = tt.zeros(2, 1, 3)
+    assert x.squeeze(0).shape == (2, 1, 3) and x.squeeze(1).shape == (2, 3) and x.squeeze().shape == (2, 3)
+
+
+# ---------------------------------------------------------------------------- methods
+def test_tensor_methods_a_pytorch_user_reaches_for():
+    x = tt.Tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]])
+    assert x.argmax().item() == 4 and x.argmin().item() == 5 and x.argmax(dim=1).tolist() == [2, 1]
+    assert x.view(3, 2).shape == (3, 2) and x.view(-1).shape == (6,)
+    assert x.t().shape == (3, 2) and x.T.shape == (3, 2) and x.mT.shape == (3, 2)
+    assert tt.Tensor([1.0, 2.0]).t().shape == (2,)
+    assert x.long().dtype == np.int64 and x.int().dtype == np.int32 and x.bool().dtype == np.bool_
+    assert x.long().float().dtype == np.float32 and x.double().dtype == np.float64 and x.half().dtype == np.float16
+    assert (x > 0).all().item() is False and (x > 0).any().item() is True
+    assert (x > 0).all(dim=0).tolist() == [True, False, False]
+    assert x.tolist() == [[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]] and x[1, 1].item() == 5.0
+    c = x.clone()
+    c[0, 0] = 100.0
+    assert x[0, 0].item() == 1.0
+    with pytest.raises(tt.ShapeError, match="at most 2 axes"):
+        tt.zeros(2, 2, 2).t()
+
+
+def test_format_and_iteration():
+    loss = tt.Tensor(0.123456)
+    assert f"{loss:.4f}" == "0.1235" and f"{tt.Tensor([2.5]):.1f}" == "2.5" and f"{tt.tensor(3):d}" == "3"
+    assert f"{tt.Tensor([1.0, 2.0])}" == repr(tt.Tensor([1.0, 2.0]))
+    with pytest.raises(TypeError, match="only one-element tensors format as numbers"):
+        _ = f"{tt.Tensor([1.0, 2.0]):.2f}"
+    with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
+        iter(loss)
+    rows = list(tt.Tensor([[1.0, 2.0], [3.0, 4.0]]))
+    assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0]]
+    assert [int(v) for v in tt.arange(3)] == [0, 1, 2]
+
+
+def test_logical_operators_on_masks():
+    a = tt.Tensor([1.0, 2.0, 3.0])
+    assert ((a > 1) & (a < 3)).tolist() == [False, True, False]
+    assert ((a < 2) | (a > 2)).tolist() == [True, False, True]
+    assert (~(a > 1)).tolist() == [True, False, False]
+    with pytest.raises(TypeError, match="invert"):
+        _ = ~a
+
+
+def test_in_place_ops(device):
+    x = tt.Tensor([1.0, 2.0, 3.0], device=device)
+    assert x.add_(1.0) is x and x.tolist() == [2.0, 3.0, 4.0]
+    x.sub_(tt.Tensor([1.0, 1.0, 1.0], device=device), alpha=2)
+    assert x.tolist() == [0.0, 1.0, 2.0]
+    x.mul_(3).div_(2)
+    assert x.tolist() == [0.0, 1.5, 3.0]
+    x.clamp_(min=0.5, max=2.0)
+    assert x.tolist() == [0.5, 1.5, 2.0]
+    x.fill_(7)
+    assert x.tolist() == [7.0, 7.0, 7.0]
+    x.copy_(tt.Tensor([1.0, 2.0, 3.0], device=device))
+    assert x.tolist() == [1.0, 2.0, 3.0]
+    assert x.zero_().tolist() == [0.0, 0.0, 0.0]
+    view = x[1:]
+    view.fill_(5.0)  # a view writes through to its base
+    assert x.tolist() == [0.0, 5.0, 5.0]
+
+
+def test_in_place_ops_keep_dtype_and_shape():
+    i = tt.tensor([1, 2, 3])
+    with pytest.raises(TypeError, match="cannot be stored in a tensor of dtype int64"):
+        i.add_(0.5)
+    with pytest.raises(TypeError, match="int64"):
+        i.div_(2)
+    with pytest.raises(tt.ShapeError, match=r"shape \(3,\)"):
+        i.add_(tt.tensor([[1, 2, 3], [4, 5, 6]]))
+    with pytest.raises(RuntimeError, match="broadcast view"):
+        tt.ones(3).expand(2, 3).mul_(2.0)
+    assert i.tolist() == [1, 2, 3]
+
+
+def test_floor_division_modulo_and_randint():
+    a = tt.tensor([7, -7, 5])
+    assert (a // 2).tolist() == [3, -4, 2] and (a % 3).tolist() == [1, 2, 2]
+    assert not (tt.Tensor([1.5], requires_grad=True) % 1.0).requires_grad  # no gradient, as torch's
+    tt.manual_seed(0)
+    r = tt.randint(3, 7, (1000,))
+    assert r.dtype == np.int64 and r.shape == (1000,) and set(r.tolist()) == {3, 4, 5, 6}
+    assert tt.randint(5, size=(2, 2)).shape == (2, 2)
+    with pytest.raises(ValueError, match=r"randint\(\): high \(3\) must be greater than low \(3\)"):
+        tt.randint(3, 3)
