@@ -153,9 +153,12 @@ def test_setitem_refused_inside_a_graph():
     assert x.tolist() == [3.0, 2.0]
 
 
-def test_repr_mentions_device_dtype_and_grad():
+def test_repr_mentions_device_dtype_and_grad(other_device):
     text = repr(tt.Tensor(np.zeros(2), requires_grad=True))
     assert "dtype=float64" in text and "requires_grad=True" in text
+    assert "device" not in text  # the CPU goes unsaid, as in PyTorch
+    moved = tt.Tensor(np.zeros(2, np.float32), device=other_device)
+    assert f"device={moved.device!r}" in repr(moved)
 
 
 def test_quickstart_from_the_readme():
