@@ -2,9 +2,10 @@
 that index only (pip --isolated, --no-deps, pinned to the uploaded files' sha256), then their other
 dependencies from the normal index, while a decoy index with a higher-versioned pytinytensor-cu12 is
 configured where pip would see it; `python -m tinytensor`; the install's weight and download; the
-test suite against it (tests/tooling/release: the libraries of pytinytensor-cu12-libs, NVRTC, another CUDA
-on LD_LIBRARY_PATH), also under preloaded allocators; an upgrade to a release that keeps the CUDA
-pin. pytinytensor's CPU wheel the same way, in its own environment, with the CPU suite."""
+test suite against it (tests/tooling/release: the libraries of pytinytensor-cu12-libs, NVRTC,
+another CUDA on LD_LIBRARY_PATH), also under preloaded allocators; an upgrade to a release that
+keeps the CUDA pin. pytinytensor's CPU wheel the same way, in its own environment, with the CPU
+suite."""
 
 from __future__ import annotations
 
