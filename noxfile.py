@@ -114,7 +114,7 @@ def tests_cupy(session):
     session.install(".[cuda12]", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
     session.install(*TEST_DEPS)
     _install_torch(session)
-    result = _pytest(session, "tests", "--ignore=tests/build", expect="cupy-only", summary_name="tests_cupy")
+    result = _pytest(session, "tests", "--ignore=tests/tooling/build", expect="cupy-only", summary_name="tests_cupy")
     _report_gpu_part(session, result)
 
 
@@ -173,10 +173,10 @@ def gpu_rehearsal(session):
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def build_faults(session):
-    """Real builds from the sdist for each toolchain fault, both variants (tests/build)."""
+    """Real builds from the sdist for each toolchain fault, both variants (tests/tooling/build)."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "build-tests"))
     env = {"TT_BUILD_TESTS": "1"}
-    _pytest_plain(session, "tests/build", "-v", env=env)
+    _pytest_plain(session, "tests/tooling/build", "-v", env=env)
 
 
 def _pytest_plain(session, *args, env):
@@ -209,10 +209,10 @@ def release(session):
     # ci/release/upload_rules.py and ci/release/elf_versions.py (tests_cpu lacks their packages: they
     # are in the `release` group only)
     tests = [
-        "tests/test_release_manifest_libs.py",
-        "tests/test_publish.py",
-        "tests/test_upload_rules.py",
-        "tests/test_elf_versions.py",
+        "tests/tooling/test_release_manifest_libs.py",
+        "tests/tooling/test_publish.py",
+        "tests/tooling/test_upload_rules.py",
+        "tests/tooling/test_elf_versions.py",
     ]
     session.run("python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", *tests)
     args = list(session.posargs)

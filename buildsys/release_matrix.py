@@ -4,7 +4,7 @@ architectures their wheels are built for, and each CUDA variant's library distri
 Everything else reads this (standard library only, Python >= 3.11, importable from a checkout or an
 sdist): setup.py (the supported Pythons), the noxfile (the test matrix), the release's file table
 (ci/release/release_manifest.py), the wheel contract (ci/release/check_wheel.py), the rehearsal
-(ci/dev/rehearsal), the workflow checks; tests/test_release_matrix.py fails when release.yml's or
+(ci/dev/rehearsal), the workflow checks; tests/tooling/test_release_matrix.py fails when release.yml's or
 [tool.cibuildwheel]'s matrices disagree with it.
 
 A release publishes:

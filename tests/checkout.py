@@ -1,6 +1,6 @@
 """Import the checkout's own packages (buildsys, ci) in tests, with the checkout
 on sys.path only while importing: left there, importlib.metadata would also read the checkout's
-*.egg-info (tests/release checks an installed wheel's metadata)."""
+*.egg-info (tests/tooling/release checks an installed wheel's metadata)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
 configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
 cibuildwheel would build against the release matrix (buildsys/release_matrix.py), release.yml's
-and pyproject's matrices against it (tests/test_release_matrix.py), and the order of each
+and pyproject's matrices against it (tests/tooling/test_release_matrix.py), and the order of each
 publishing job's steps (upload rules, plan,
 the library wheels, wait, the rest; placeholders.yml: upload rules before the upload). Run by
 `nox -s workflows`."""
@@ -94,7 +94,8 @@ def main() -> int:
         if got != intended:
             raise SystemExit(f"cibuildwheel would build {got} for {arch}, intended {intended}")
     # the release matrix against release.yml and [tool.cibuildwheel] (PyYAML is here, not in tests_cpu)
-    run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "tests/test_release_matrix.py")
+    pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
+    run(*pytest, "tests/tooling/test_release_matrix.py")
     check_publishing()
     print("workflow checks: zizmor clean, schemas valid, build identifiers and publishing order as intended")
     return 0

@@ -3,8 +3,8 @@
 # lacks, downloaded here into .gpu-wheels/ (ignored by git), for a device command to name in
 # `carry` and `ci/release/gpu_check.py --wheels .gpu-wheels` to install offline.
 #
-#   array-api-strict  the "strict:device1" fake device of the op suite (tests/conftest.py); not there
-#   tqdm              tinytensor's dependency for progress bars (tests/test_utils.py); listed as
+#   array-api-strict  the "strict:device1" fake device of the op suite (tests/library/conftest.py); not there
+#   tqdm              tinytensor's dependency for progress bars (tests/library/test_utils.py); listed as
 #                     there in 2026-11, carried anyway (80 kB) so the check does not depend on it
 #
 # Their only requirement, numpy, is on that machine. Versions are pinned; one version of each is

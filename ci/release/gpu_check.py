@@ -14,9 +14,10 @@ digits example on cuda, and the GPU benchmarks; logs, summary.json and report.md
 the source tree, with TINYTENSOR_REQUIRE_GPU=1 unless the environment sets it; without it, the
 installed package is tested. With --build-inplace it also builds a copy of the package for an
 architecture the GPU cannot run (--foreign-arch) and names it in TINYTENSOR_FOREIGN_ARCH_TREE for
-tests/gpu/test_foreign_arch.py. --wheels installs the wheels in a folder with pip --target into a
-temporary folder put first on PYTHONPATH: the machine's own environment is never changed. The
-release tests (tests/release) need an installed, repaired wheel: an in-place check leaves them out.
+tests/library/gpu/test_foreign_arch.py. --wheels installs the wheels in a folder with pip --target
+into a temporary folder put first on PYTHONPATH: the machine's own environment is never changed.
+The release tests (tests/tooling/release) need an installed, repaired wheel: an in-place check
+leaves them out.
 
 Every step runs under a time limit inside an overall budget (--budget, 420 s by default, so the
 whole fits in 8 minutes of a time-limited GPU session, kills and the report included); each step's exit status and seconds are recorded.
@@ -92,7 +93,7 @@ def main(argv=None) -> int:
         "--foreign-arch",
         default="auto",
         help="with --build-inplace, also build a copy for this arch, which the GPU cannot run, for "
-        "tests/gpu/test_foreign_arch.py (auto: 80, or 90 on a compute capability 8.x GPU; none: skip)",
+        "tests/library/gpu/test_foreign_arch.py (auto: 80, or 90 on a compute capability 8.x GPU; none: skip)",
     )
     parser.add_argument(
         "--jobs", type=int, default=0, help="run the tests in N processes (pytest-xdist's -n; default: one)"
@@ -194,12 +195,12 @@ def run_steps(check: Checker, args, state: dict) -> None:
     require_gpu = state["require_gpu"]
     if built:
         pytest_command = [sys.executable, "-m", "pytest", str(ROOT / "tests"), "-q", "--tb=short"]
-        pytest_command += ["-p", "no:cacheprovider", "--ignore", str(ROOT / "tests" / "build")]
+        pytest_command += ["-p", "no:cacheprovider", "--ignore", str(ROOT / "tests" / "tooling" / "build")]
         # Warnings are listed, not fatal, here: CI enforces pyproject's filterwarnings = error, and a
         # new warning from the GPU stack (CuPy, torch) must not cost a time-limited run on a GPU.
         pytest_command += ["-W", "default"]
         if args.build_inplace:  # they test an installed (repaired) wheel, which an in-place build is not
-            pytest_command += ["--ignore", str(ROOT / "tests" / "release")]
+            pytest_command += ["--ignore", str(ROOT / "tests" / "tooling" / "release")]
         pytest_command += ["--junitxml", str(out / "pytest.xml"), "--rootdir", str(ROOT)]
         pytest_command += ["-n", str(args.jobs)] if args.jobs > 0 else []
         step = check.run("pytest", pytest_command, dict(env, TINYTENSOR_REQUIRE_GPU="1" if require_gpu else ""), cwd)
@@ -259,7 +260,7 @@ def run_steps(check: Checker, args, state: dict) -> None:
 
 def build_foreign(check: Checker, args, build_env: dict) -> dict:
     """A second copy of the package built for an architecture this GPU cannot run (SASS only, no
-    PTX), for tests/gpu/test_foreign_arch.py (TINYTENSOR_FOREIGN_ARCH_TREE): sm_80 code, or sm_90
+    PTX), for tests/library/gpu/test_foreign_arch.py (TINYTENSOR_FOREIGN_ARCH_TREE): sm_80 code, or sm_90
     on a GPU of compute capability 8.x (SASS runs only on GPUs of its own major)."""
     arch = args.foreign_arch
     if arch == "auto":

@@ -105,7 +105,7 @@ def render_report(s: dict, check: Checker, args) -> str:
     if foreign:
         built = (foreign.get("build_config") or {}).get("extension") == "built"
         lines.append(
-            f"- foreign-arch copy (tests/gpu/test_foreign_arch.py): sm_{foreign['arch']} only, "
+            f"- foreign-arch copy (tests/library/gpu/test_foreign_arch.py): sm_{foreign['arch']} only, "
             + ("built" if built else "NOT built: see build-foreign.log")
         )
 
@@ -128,8 +128,8 @@ def render_report(s: dict, check: Checker, args) -> str:
     if junit and "error" not in junit:
         lines.append(
             f"{junit['passed']} passed, {junit['failed']} failed, {junit['errors']} errors, {junit['skipped']} skipped "
-            f"({junit['tests']} tests; TINYTENSOR_REQUIRE_GPU={'1' if s['require_gpu'] else 'unset'}; tests/build"
-            + (" and tests/release (they need an installed, repaired wheel)" if s["build_inplace"] else "")
+            f"({junit['tests']} tests; TINYTENSOR_REQUIRE_GPU={'1' if s['require_gpu'] else 'unset'}; tests/tooling/build"
+            + (" and tests/tooling/release (they need an installed, repaired wheel)" if s["build_inplace"] else "")
             + " left out)."
         )
         problems = junit["problems"]

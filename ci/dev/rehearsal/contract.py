@@ -66,7 +66,7 @@ def check(sources: Sources, built: Built, out: Path, work: Path, python: str) ->
         final = next(w for w in wheels if f"-{PYTHON_TAGS[0]}-" in w.name)
         sh(
             [checker_py, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-            + [str(ROOT / "tests" / "release" / "test_wheel_contract.py")],
+            + [str(ROOT / "tests" / "tooling" / "release" / "test_wheel_contract.py")],
             env=dict(os.environ, TT_REPAIRED_WHEEL=str(final), TT_LIBS_WHEEL=str(libs_wheel)),
             cwd=work,
         )

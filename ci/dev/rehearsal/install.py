@@ -2,9 +2,10 @@
 that index only (pip --isolated, --no-deps, pinned to the uploaded files' sha256), then their other
 dependencies from the normal index, while a decoy index with a higher-versioned pytinytensor-cu12 is
 configured where pip would see it; `python -m tinytensor`; the install's weight and download; the
-test suite against it (tests/release: the libraries of pytinytensor-cu12-libs, NVRTC, another CUDA
-on LD_LIBRARY_PATH), also under preloaded allocators; an upgrade to a release that keeps the CUDA
-pin. pytinytensor's CPU wheel the same way, in its own environment, with the CPU suite."""
+test suite against it (tests/tooling/release: the libraries of pytinytensor-cu12-libs, NVRTC,
+another CUDA on LD_LIBRARY_PATH), also under preloaded allocators; an upgrade to a release that
+keeps the CUDA pin. pytinytensor's CPU wheel the same way, in its own environment, with the CPU
+suite."""
 
 from __future__ import annotations
 
@@ -269,7 +270,7 @@ def install_test_tools(py: str, source: Path) -> None:
 def run_tests(
     py: str, source: Path, out: Path, name: str = "tests", env_extra: dict | None = None, expect: str = "full"
 ) -> dict:
-    """The test suite against the installed wheel (tests/build aside); its summary, junit XML and
+    """The test suite against the installed wheel (tests/tooling/build aside); its summary, junit XML and
     output under `out` as <name>-<summary>.json, <name>.xml and <name>.log."""
     summary = out / f"{name}-{pytest_summary.FILE}"
     env = dict(
@@ -280,7 +281,7 @@ def run_tests(
         **pytest_summary.env(summary),
         **(env_extra or {}),
     )
-    command = [py, "-m", "pytest", str(source / "tests"), "--ignore", str(source / "tests" / "build"), "-q"]
+    command = [py, "-m", "pytest", str(source / "tests"), "--ignore", str(source / "tests" / "tooling" / "build"), "-q"]
     command += ["-p", "no:cacheprovider", "--junitxml", str(out / f"{name}.xml"), "--rootdir", str(source)]
     with open(out / f"{name}.log", "w") as output:
         sh(command, env=env, cwd=out, stdout=output, stderr=subprocess.STDOUT, check=False)

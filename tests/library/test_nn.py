@@ -63,7 +63,8 @@ def test_zero_grad_and_state_dict_roundtrip():
     tt.manual_seed(0)
     a, b = Block(), Block()
     x = tt.randn(5, 4)
-    a.eval(), b.eval()
+    a.eval()
+    b.eval()
     a(x).sum().backward()
     assert all(p.grad is not None for p in a.parameters())
     a.zero_grad()
@@ -95,13 +96,18 @@ def _linear_node(t):
 
 def test_sequential_fuses_linear_and_activation_without_changing_results():
     tt.manual_seed(1)
-    seq = nn.Sequential(nn.Linear(4, 6), nn.GELU(), nn.Linear(6, 2), nn.ReLU())
+    seq = nn.Sequential(nn.Linear(4, 6), nn.GELU(), nn.Linear(6, 5), nn.LeakyReLU(), nn.Linear(5, 2), nn.ReLU())
     x = tt.randn(3, 4, requires_grad=True)
     fused = seq(x)
-    # each Linear + activation pair is one node of the linear op, told its activation, whose parent
+    # each Linear + ReLU/GELU pair is one node of the linear op, told its activation, whose parent
     # is the pair's input: no separate activation node in between
-    (hidden, w2, b2), saved = _linear_node(fused)
-    assert saved["activation"] == "relu" and w2 is seq[2].weight and b2 is seq[2].bias
+    (leaky, w3, b3), saved = _linear_node(fused)
+    assert saved["activation"] == "relu" and w3 is seq[4].weight and b3 is seq[4].bias
+    # LeakyReLU has no fused kernel: its Linear runs plain and it is a node of its own
+    assert leaky._ctx[0] is not nn_ops._linear_backward
+    (pre_leaky,) = leaky._ctx[1]
+    (hidden, w2, b2), saved = _linear_node(pre_leaky)
+    assert saved["activation"] is None and w2 is seq[2].weight and b2 is seq[2].bias
     (first, w1, b1), saved = _linear_node(hidden)
     assert saved["activation"] == "gelu" and first is x and w1 is seq[0].weight and b1 is seq[0].bias
 
@@ -118,19 +124,20 @@ def test_sequential_fuses_linear_and_activation_without_changing_results():
     np.testing.assert_allclose(fused.numpy(), unfused.numpy(), rtol=1e-6)
     for got, want in zip(fused_grads, [x.grad, *(p.grad for p in seq.parameters())], strict=True):
         np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
-    assert isinstance(seq[1:], nn.Sequential) and len(seq[1:]) == 3
+    assert isinstance(seq[1:], nn.Sequential) and len(seq[1:]) == 5
 
 
-def test_dropout_train_and_eval():
+def test_dropout_train_and_eval(device):
     tt.manual_seed(0)
     drop = nn.Dropout(0.25)
-    x = tt.ones(20000, requires_grad=True)
+    x = tt.ones(20000, device=device, requires_grad=True)
     y = drop(x)
     kept = y.numpy() != 0
-    assert 0.72 < kept.mean() < 0.78
+    assert 0.72 < kept.mean() < 0.78 and y.device == x.device
     np.testing.assert_allclose(y.numpy()[kept], 1 / 0.75, rtol=1e-6)
     y.sum().backward()
-    np.testing.assert_allclose(x.grad, y.numpy())
+    np.testing.assert_allclose(tt.tensor(x.grad).numpy(), y.numpy(), rtol=1e-6)
+    assert tt.dropout(x, 1.0, True).numpy().sum() == 0  # the functional form; p=1 drops everything
     drop.eval()
     assert drop(x) is x
 

@@ -1,6 +1,7 @@
-"""Activation and loss modules, Flatten: reprs, shapes, the implicit softmax axis, fusion, argument checks.
+"""Activation and loss modules, Flatten: reprs, shapes, the implicit softmax axis, argument checks,
+and their values and gradients against torch.nn (the tests that take the ``torch`` fixture).
 
-Their values and gradients against torch.nn are in test_nn_layers_vs_torch.py.
+Fusing Linear with the activation after it is tested with Module's other behaviour, in test_nn.py.
 """
 
 import warnings
@@ -108,28 +109,6 @@ def test_softmax_with_dim_does_not_warn():
     np.testing.assert_allclose(out.numpy().sum(axis=-1), 1.0, rtol=1e-6)
 
 
-def test_sequential_still_fuses_linear_with_relu_and_gelu(monkeypatch):
-    calls = []
-    real = nn_ops.linear
-
-    def spy(x, w, b=None, activation=None):
-        calls.append(activation)
-        return real(x, w, b, activation)
-
-    monkeypatch.setattr(nn_ops, "linear", spy)
-    tt.manual_seed(0)
-    model = nn.Sequential(
-        nn.Linear(4, 5), nn.ReLU(), nn.Linear(5, 5), nn.GELU(), nn.Linear(5, 3), nn.LeakyReLU(), nn.Linear(3, 2)
-    )
-    x = tt.randn(6, 4)
-    fused = model(x)
-    assert calls == ["relu", "gelu", None, None]  # LeakyReLU has no fused kernel: it runs on its own
-    unfused = x
-    for layer in model:
-        unfused = layer(unfused)
-    np.testing.assert_allclose(fused.numpy(), unfused.numpy(), rtol=1e-5, atol=1e-7)
-
-
 def test_identity_returns_its_input():
     x = tt.randn(3)
     assert nn.Identity(3, bias=False)(x) is x
@@ -193,6 +172,14 @@ INVALID = [
         r"index 9 is out of range for nll_loss",
     ),
     (
+        "F-ce-negative-target",
+        lambda: F.cross_entropy(_logits(), np.array([0, -1, 1])),
+        IndexError,
+        r"index -1 is out of range for cross_entropy: classes are 0\.\.3",
+    ),
+    ("F-ce-float-targets", lambda: F.cross_entropy(_logits(), np.array([0.0, 1.0, 2.0])), TypeError, r"integer class"),
+    ("F-nll-shapes", lambda: F.nll_loss(_logits(), np.array([0, 1])), tt.ShapeError, r"\(3, 4\) and \(2,\)"),
+    (
         "l1-shapes",
         lambda: nn.L1Loss()(_logits(), tt.zeros(4, 3)),
         tt.ShapeError,
@@ -224,3 +211,155 @@ INVALID = [
 def test_invalid_arguments_are_named(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+# ---------------------------------------------------------------------------- against torch.nn
+TOL = dict(rtol=1e-10, atol=1e-12)
+
+
+def _compare(torch, ours, theirs, *arrays, grad_of=(0,)):
+    """Forward and input gradients of two modules on the same float64 inputs (ints stay labels)."""
+    mine = [tt.Tensor(a) for a in arrays]
+    ref = [torch.tensor(a) for a in arrays]
+    for k in grad_of:
+        mine[k].requires_grad_(True)
+        ref[k].requires_grad_(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # Softmax(dim=None) warns on both sides
+        out, ref_out = ours(*mine), theirs(*ref)
+    np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), **TOL, err_msg="forward")
+    upstream = np.random.default_rng(7).standard_normal(tuple(ref_out.shape))
+    out.backward(tt.Tensor(upstream))
+    ref_out.backward(torch.tensor(upstream))
+    for k in grad_of:
+        np.testing.assert_allclose(mine[k].grad, ref[k].grad.numpy(), **TOL, err_msg=f"grad of input {k}")
+
+
+# (id, class name, positional arguments, keyword arguments): the same construction on both sides
+ACTIVATIONS = [
+    ("ReLU", "ReLU", (), {}),
+    ("LeakyReLU", "LeakyReLU", (), {}),
+    ("LeakyReLU-0.3", "LeakyReLU", (), dict(negative_slope=0.3)),
+    ("LeakyReLU-neg", "LeakyReLU", (-1.5,), {}),
+    ("Sigmoid", "Sigmoid", (), {}),
+    ("Tanh", "Tanh", (), {}),
+    ("GELU", "GELU", (), dict(approximate="tanh")),  # our default (test_repr), PyTorch's option
+    ("Softmax-1", "Softmax", (), dict(dim=1)),
+    ("Softmax-None", "Softmax", (), {}),
+    ("LogSoftmax-0", "LogSoftmax", (), dict(dim=0)),
+    ("LogSoftmax-None", "LogSoftmax", (), {}),
+    ("Identity", "Identity", (), {}),
+    ("Flatten", "Flatten", (), {}),
+    ("Flatten-0-1", "Flatten", (0, 1), {}),
+]
+
+
+def _pair(torch, name, args, kwargs):
+    return getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+
+
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 4)], ids=["2d", "3d"])
+@pytest.mark.parametrize("spec", [a[1:] for a in ACTIVATIONS], ids=[a[0] for a in ACTIVATIONS])
+def test_activation_matches_torch(torch, spec, shape):
+    x = np.random.default_rng(0).standard_normal(shape)
+    x[0, 0] = 0.0  # the kink: PyTorch's gradient at 0 (relu 0, leaky_relu negative_slope)
+    _compare(torch, *_pair(torch, *spec), x)
+
+
+@pytest.mark.parametrize("spec", [a[1:] for a in ACTIVATIONS], ids=[a[0] for a in ACTIVATIONS])
+def test_activation_repr_matches_torch(torch, spec):
+    ours, theirs = _pair(torch, *spec)
+    assert repr(ours) == repr(theirs)
+
+
+def _targets(n, classes, ignore=None, seed=1):
+    labels = np.random.default_rng(seed).integers(0, classes, n)
+    if ignore is not None:
+        labels[::3] = ignore
+    return labels
+
+
+LOSS_OPTIONS = [
+    {},
+    dict(reduction="sum"),
+    dict(reduction="none"),
+    dict(ignore_index=-100),
+    dict(ignore_index=2),
+    dict(label_smoothing=0.2),
+    dict(label_smoothing=1.0, reduction="sum"),
+    dict(ignore_index=-100, label_smoothing=0.15, reduction="none"),
+    dict(ignore_index=5, label_smoothing=0.3),
+]
+
+
+@pytest.mark.parametrize("options", LOSS_OPTIONS, ids=[str(o) for o in LOSS_OPTIONS])
+def test_cross_entropy_loss_matches_torch(torch, options):
+    ignore = options.get("ignore_index")
+    logits = np.random.default_rng(0).standard_normal((9, 5)) * 3
+    targets = _targets(9, 5, ignore)
+    _compare(torch, nn.CrossEntropyLoss(**options), torch.nn.CrossEntropyLoss(**options), logits, targets)
+
+
+@pytest.mark.parametrize("options", [o for o in LOSS_OPTIONS if "label_smoothing" not in o], ids=str)
+def test_nll_loss_matches_torch(torch, options):
+    ignore = options.get("ignore_index")
+    log_probs = np.random.default_rng(0).standard_normal((9, 5))
+    targets = _targets(9, 5, ignore)
+    _compare(torch, nn.NLLLoss(**options), torch.nn.NLLLoss(**options), log_probs, targets)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1])
+def test_all_targets_ignored_gives_nan_mean_and_zero_gradient(torch, smoothing):
+    logits = np.random.default_rng(0).standard_normal((3, 4))
+    targets = np.full(3, -100)
+    for ours, theirs in [
+        (nn.CrossEntropyLoss(label_smoothing=smoothing), torch.nn.CrossEntropyLoss(label_smoothing=smoothing)),
+        (nn.NLLLoss(), torch.nn.NLLLoss()),
+    ]:
+        x = tt.Tensor(logits, requires_grad=True)
+        loss = ours(x, tt.Tensor(targets))
+        ref = torch.tensor(logits, requires_grad=True)
+        ref_loss = theirs(ref, torch.tensor(targets))
+        assert np.isnan(loss.item()) and np.isnan(ref_loss.item())
+        loss.backward()
+        ref_loss.backward()
+        np.testing.assert_array_equal(x.grad, ref.grad.numpy())
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", ["MSELoss", "L1Loss", "BCEWithLogitsLoss"])
+def test_elementwise_losses_match_torch(torch, name, reduction):
+    rng = np.random.default_rng(0)
+    pred, target = rng.standard_normal((4, 3)), rng.random((4, 3))
+    _compare(torch, *_pair(torch, name, (), dict(reduction=reduction)), pred, target, grad_of=(0, 1))
+
+
+@pytest.mark.parametrize("cls", ["MSELoss", "L1Loss", "CrossEntropyLoss", "NLLLoss", "BCEWithLogitsLoss"])
+def test_default_loss_repr_matches_torch(torch, cls):
+    assert repr(getattr(nn, cls)()) == repr(getattr(torch.nn, cls)())
+
+
+def test_training_step_matches_torch(torch):
+    """Flatten, Linear, LeakyReLU, GELU and CrossEntropyLoss with ignore_index and smoothing, one SGD step."""
+    theirs = torch.nn.Sequential(
+        torch.nn.Flatten(),
+        torch.nn.Linear(12, 8),
+        torch.nn.LeakyReLU(0.1),
+        torch.nn.Linear(8, 8),
+        torch.nn.GELU(approximate="tanh"),
+        torch.nn.Linear(8, 4),
+    ).double()
+    ours = nn.Sequential(
+        nn.Flatten(), nn.Linear(12, 8), nn.LeakyReLU(0.1), nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 4)
+    ).double()
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((6, 3, 4))
+    y = np.array([0, 3, -100, 1, 2, 3])
+    loss_args = dict(ignore_index=-100, label_smoothing=0.1)
+    loss = nn.CrossEntropyLoss(**loss_args)(ours(tt.Tensor(x)), tt.Tensor(y))
+    ref = torch.nn.CrossEntropyLoss(**loss_args)(theirs(torch.tensor(x)), torch.tensor(y))
+    np.testing.assert_allclose(loss.item(), ref.item(), **TOL)
+    loss.backward()
+    ref.backward()
+    for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
+        np.testing.assert_allclose(p.grad, q.grad.numpy(), **TOL, err_msg=name)

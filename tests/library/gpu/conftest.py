@@ -1,6 +1,6 @@
 """Fixtures of the GPU tests: CuPy (once a device is usable) and a spy on the compiled extension.
 
-Every fixture here goes through ``gpu`` or ``gpu_extension`` (tests/conftest.py): without a usable
+Every fixture here goes through ``gpu`` or ``gpu_extension`` (tests/library/conftest.py): without a usable
 GPU the tests skip with the reason, or fail under TINYTENSOR_REQUIRE_GPU=1.
 """
 

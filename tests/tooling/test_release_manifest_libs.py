@@ -1,6 +1,6 @@
 """The CUDA library wheel in the release's files: its entries in ci/release/release_manifest.py's table (a
 pattern: auditwheel may add older manylinux tags to its name), record and verify with it. (Publishing them,
-with what the index already holds: tests/test_publish.py.)"""
+with what the index already holds: test_publish.py.)"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Device rules that one GPU can check: device numbers past the last GPU, mixing with the CPU, and
 results that stay on the tensor's own device whatever CuPy's current device is.
 
-The same op table as tests/test_ops_devices.py (op_cases) runs here on "cuda:0" inside another
+The same op table as tests/library/test_ops.py (op_cases) runs here on "cuda:0" inside another
 device context; on a machine with one GPU that context is device 0 itself.
 """
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from checkout import from_checkout
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 cuda13 = from_checkout("ci.dev.cuda13")  # cuBLAS 13 from PyPI, shared with the GPU rehearsal
 
 

@@ -134,6 +134,6 @@ def test_current_names_do_not_warn_and_unknown_names_still_fail():
         exec("from tinytensor.nn import *", {})  # `import *` reads __all__, which leaves the old names out
         from tinytensor.nn.activations import LeakyReLU, Sigmoid  # noqa: F401
     with pytest.raises(AttributeError, match="has no attribute 'LeakyRelu'"):
-        nn.LeakyRelu
+        _ = nn.LeakyRelu
     with pytest.raises(ImportError):
         from tinytensor.nn.activations import Sigmoidd  # noqa: F401

@@ -294,7 +294,7 @@ def test_unknown_variant_is_refused(sdist, tmp_path):
 
 def test_sdist_is_reproducible(sdist, tmp_path):
     """Two sdists built from the same commit, in two fresh clones, are byte-identical."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     digests = []
     for name in ("a", "b"):
         clone = tmp_path / name
@@ -342,7 +342,7 @@ def test_cu12_sdist_refuses_another_variant(cu12_sdist, tmp_path):
 
 def test_cu12_sdist_is_reproducible(cu12_sdist, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("TINYTENSOR_")}
-    subprocess.run(["uv", "build", "--sdist", "-o", str(tmp_path), str(Path(__file__).resolve().parents[2])],
+    subprocess.run(["uv", "build", "--sdist", "-o", str(tmp_path), str(Path(__file__).resolve().parents[3])],
                    check=True, capture_output=True, env=dict(env, TINYTENSOR_CUDA_VARIANT="cu12"))
     again = next(tmp_path.glob("pytinytensor_cu12-*.tar.gz"))
     assert again.read_bytes() == cu12_sdist.read_bytes()

@@ -10,7 +10,7 @@ import os
 import subprocess
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parents[2] / "ci" / "release" / "install-cuda12.sh"
+SCRIPT = Path(__file__).resolve().parents[3] / "ci" / "release" / "install-cuda12.sh"
 
 
 def test_a_prefix_holding_someone_elses_files_is_refused_and_kept(tmp_path):

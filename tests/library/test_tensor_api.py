@@ -1,4 +1,7 @@
-"""PyTorch's habits: Parameters anywhere, dim=/keepdim=, Tensor methods, formatting and in-place ops."""
+"""The Tensor's API: properties, creation functions, conversions, DLPack and the errors that name
+problems; then PyTorch's habits: Parameters anywhere, dim=/keepdim=, Tensor methods, formatting and
+in-place ops.
+"""
 
 import operator
 
@@ -8,6 +11,207 @@ import pytest
 import tinytensor as tt
 from tinytensor import nn
 
+
+def test_properties():
+    x = tt.Tensor(np.zeros((2, 3), np.float32), requires_grad=True)
+    assert x.shape == (2, 3) and x.ndim == 2 and x.dtype == np.float32
+    assert x.device == "cpu" and x.requires_grad and x.grad is None and x.is_leaf
+    assert isinstance(x.data, np.ndarray) and x.numel() == 6 and len(x) == 2
+    assert x.size() == (2, 3) and x.size(1) == 3 and x.size(-2) == 2 and x.dim() == 2
+
+
+def test_constructor_copies_its_input():
+    arr = np.ones(3, np.float32)
+    t = tt.Tensor(arr)
+    arr[0] = 5
+    assert t.numpy()[0] == 1
+    shared = tt.from_numpy(arr)
+    arr[1] = 7
+    assert shared.numpy()[1] == 7
+
+
+def test_creation_functions():
+    tt.manual_seed(0)
+    assert tt.zeros(2, 3).shape == (2, 3) and tt.zeros((2, 3)).numpy().sum() == 0
+    assert tt.ones(4, dtype="float64").dtype == np.float64
+    np.testing.assert_array_equal(tt.full((2,), 7.0).numpy(), [7.0, 7.0])
+    assert tt.arange(5).dtype == np.int64 and tt.arange(0.0, 1.0, 0.25).dtype == np.float32
+    r = tt.randn(1000)
+    assert r.dtype == np.float32 and abs(float(r.mean().item())) < 0.15 and 0.8 < float(r.var().item()) < 1.2
+    u = tt.rand(1000)
+    assert 0.0 <= float(u.min().item()) and float(u.max().item()) < 1.0
+    like = tt.Tensor(np.zeros((2, 2)))
+    for made in (
+        tt.zeros_like(like),
+        tt.ones_like(like),
+        tt.full_like(like, 2.0),
+        tt.randn_like(like),
+        tt.rand_like(like),
+    ):
+        assert made.shape == (2, 2) and made.dtype == np.float64
+    assert tt.zeros(2, requires_grad=True).requires_grad
+
+
+def test_manual_seed_repeats_values():
+    tt.manual_seed(3)
+    a = tt.randn(5).numpy()
+    tt.manual_seed(3)
+    np.testing.assert_array_equal(a, tt.randn(5).numpy())
+
+
+def test_to_dtype_is_differentiable_and_numpy_item_tolist():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    y = x.to("float64")
+    assert y.dtype == np.float64
+    (y * y).sum().backward()
+    assert x.grad.dtype == np.float32
+    np.testing.assert_allclose(x.grad, [2.0, 4.0])
+    assert tt.Tensor([[3.5]]).item() == 3.5
+    assert tt.Tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
+    with pytest.raises(ValueError, match="one-element"):
+        tt.Tensor([1.0, 2.0]).item()
+
+
+def test_to_same_device_returns_self_and_cpu_is_a_noop():
+    x = tt.Tensor([1.0])
+    assert x.to("cpu") is x and x.cpu() is x
+
+
+def test_unknown_device_string_is_named():
+    with pytest.raises(tt.DeviceError, match="unknown device 'tpu'"):
+        tt.Tensor([1.0]).to("tpu")
+    with pytest.raises(tt.DeviceError, match="unknown device 'cuda:x'"):
+        tt.Tensor([1.0]).to("cuda:x")
+
+
+def test_cuda_unavailable_error_says_why(monkeypatch):
+    from tinytensor.cuda_status import cuda_status
+
+    status = cuda_status()
+    if status.device_usable:
+        pytest.skip(reason="a usable CUDA device exists here; the error path cannot be exercised")
+    with pytest.raises(tt.CudaUnavailableError) as info:
+        tt.Tensor([1.0]).to("cuda")
+    message = str(info.value)
+    assert "cannot be used" in message and "fix:" in message
+    for problem in status.problems:  # every problem is named, the extension too
+        assert problem.what in message
+    assert tt.HAS_CUDA is False
+    assert tt.cuda_unavailable_reason()
+
+
+def test_mixing_devices_names_both():
+    pytest.importorskip("array_api_strict", reason="array_api_strict is not installed")
+    a = tt.Tensor([1.0, 2.0])
+    b = tt.Tensor([1.0, 2.0], device="strict:device1")
+    with pytest.raises(tt.DeviceError, match="cpu.*strict:device1|strict:device1.*cpu"):
+        a + b
+    c = tt.Tensor([1.0, 2.0], device="strict:device2")
+    with pytest.raises(tt.DeviceError, match="device1.*device2"):
+        b * c
+    with pytest.raises(tt.DeviceError):
+        a @ b
+
+
+def test_shape_mismatch_messages_carry_both_shapes():
+    a = tt.Tensor(np.ones((2, 3)))
+    with pytest.raises(tt.ShapeError, match=r"\(2, 3\) and \(4,\)"):
+        a + tt.Tensor(np.ones(4))
+    with pytest.raises(tt.ShapeError, match=r"\(2, 3\) and \(4, 5\).*\(3\).*\(4\)"):
+        a @ tt.Tensor(np.ones((4, 5)))
+    with pytest.raises(tt.ShapeError, match=r"\(2, 3\) into \(4,\)"):
+        a.reshape(4)
+    with pytest.raises(tt.ShapeError, match="axis 2 is out of range"):
+        a.sum(axis=2)
+
+
+def test_numpy_arrays_on_the_left_give_tensors():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    y = np.array([2.0, 3.0], np.float32) * x
+    assert isinstance(y, tt.Tensor)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad, [2.0, 3.0])
+
+
+def test_dlpack_roundtrip_with_torch():
+    torch = pytest.importorskip("torch", reason="PyTorch (DLPack peer) is installed only on Python 3.11")
+    x = tt.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    t = torch.from_dlpack(x)
+    assert tuple(t.shape) == (2, 3)
+    t[0, 0] = 42.0  # zero-copy: the same memory
+    assert x.numpy()[0, 0] == 42.0
+    back = tt.from_dlpack(torch.arange(4, dtype=torch.float64))
+    assert back.dtype == np.float64 and back.tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_setitem_refused_inside_a_graph():
+    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place"):
+        x[0] = 3.0
+    with tt.no_grad():
+        x[0] = 3.0
+    assert x.tolist() == [3.0, 2.0]
+
+
+def test_repr_mentions_device_dtype_and_grad(other_device):
+    text = repr(tt.Tensor(np.zeros(2), requires_grad=True))
+    assert "dtype=float64" in text and "requires_grad=True" in text
+    assert "device" not in text  # the CPU goes unsaid, as in PyTorch
+    moved = tt.Tensor(np.zeros(2, np.float32), device=other_device)
+    assert f"device={moved.device!r}" in repr(moved)
+
+
+def test_quickstart_from_the_readme():
+    x = tt.Tensor([[1.0, 2.0]])
+    w = tt.Tensor([[1.0], [1.0]])
+    if tt.cuda_status().device_usable:
+        x, w = x.to("cuda"), w.to("cuda")
+        assert (x @ w).item() == 3.0
+    else:
+        with pytest.raises(tt.CudaUnavailableError, match="cannot be used"):
+            x.to("cuda")
+        assert (x @ w).item() == 3.0
+
+
+def test_type_checker_declarations_match_the_installed_ops():
+    """Tensor's `if TYPE_CHECKING:` block spells out for type checkers (py.typed is shipped) what
+    ops.install attaches at import: the same names, bound to the same functions."""
+    import ast
+    import inspect
+    import sys
+
+    from tinytensor import ops
+
+    class Blank:
+        pass
+
+    before = set(vars(Blank))  # a class's own entries differ by Python version (3.13 adds two)
+    ops.install(Blank)
+    installed = set(vars(Blank)) - before
+
+    tree = ast.parse(inspect.getsource(sys.modules[tt.Tensor.__module__]))  # tt.tensor is the function
+    (cls,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Tensor"]
+    (block,) = [node for node in cls.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    declared = {}
+    for node in block.body:
+        if isinstance(node, ast.Assign):
+            (target,) = node.targets
+            declared[target.id] = node.value
+        elif isinstance(node, ast.FunctionDef):
+            declared[node.name] = None
+    assert set(declared) == installed
+
+    modules = {"arith": ops.arith, "elementwise": ops.elementwise, "inplace": ops.inplace}
+    modules.update(nn_ops=ops.nn_ops, reduce=ops.reduce, shape_ops=ops.shape)
+    for name, value in declared.items():
+        if isinstance(value, ast.Call):  # property(module.fn)
+            (value,) = value.args
+            assert getattr(tt.Tensor, name).fget is getattr(modules[value.value.id], value.attr), name
+        elif value is not None:
+            assert vars(tt.Tensor)[name] is getattr(modules[value.value.id], value.attr), name
+
+
+# ---------------------------------------------------------------------------- Parameters on either side
 OPERATORS = [
     operator.add,
     operator.sub,
@@ -159,7 +363,6 @@ def test_squeeze_of_a_dim_that_is_not_one_is_a_no_op_like_pytorch():
 # ---------------------------------------------------------------------------- methods
 def test_tensor_methods_a_pytorch_user_reaches_for():
     x = tt.Tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]])
-    assert x.size() == (2, 3) and x.size(0) == 2 and x.size(-1) == 3 and x.numel() == 6 and x.dim() == 2
     assert x.argmax().item() == 4 and x.argmin().item() == 5 and x.argmax(dim=1).tolist() == [2, 1]
     assert x.view(3, 2).shape == (3, 2) and x.view(-1).shape == (6,)
     assert x.t().shape == (3, 2) and x.T.shape == (3, 2) and x.mT.shape == (3, 2)
@@ -181,7 +384,7 @@ def test_format_and_iteration():
     assert f"{loss:.4f}" == "0.1235" and f"{tt.Tensor([2.5]):.1f}" == "2.5" and f"{tt.tensor(3):d}" == "3"
     assert f"{tt.Tensor([1.0, 2.0])}" == repr(tt.Tensor([1.0, 2.0]))
     with pytest.raises(TypeError, match="only one-element tensors format as numbers"):
-        f"{tt.Tensor([1.0, 2.0]):.2f}"
+        _ = f"{tt.Tensor([1.0, 2.0]):.2f}"
     with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
         iter(loss)
     rows = list(tt.Tensor([[1.0, 2.0], [3.0, 4.0]]))
@@ -195,7 +398,7 @@ def test_logical_operators_on_masks():
     assert ((a < 2) | (a > 2)).tolist() == [True, False, True]
     assert (~(a > 1)).tolist() == [True, False, False]
     with pytest.raises(TypeError, match="invert"):
-        ~a
+        _ = ~a
 
 
 def test_in_place_ops(device):
@@ -240,15 +443,3 @@ def test_floor_division_modulo_and_randint():
     assert tt.randint(5, size=(2, 2)).shape == (2, 2)
     with pytest.raises(ValueError, match=r"randint\(\): high \(3\) must be greater than low \(3\)"):
         tt.randint(3, 3)
-
-
-def test_dropout_on_every_device(device):
-    tt.manual_seed(0)
-    x = tt.ones(2000, device=device, requires_grad=True)
-    y = tt.dropout(x, 0.25, True)
-    kept = y.numpy() != 0
-    assert 0.7 < kept.mean() < 0.8 and y.device == x.device
-    np.testing.assert_allclose(y.numpy()[kept], 1 / 0.75, rtol=1e-6)
-    y.sum().backward()
-    np.testing.assert_allclose(tt.tensor(x.grad).numpy(), y.numpy(), rtol=1e-6)
-    assert tt.dropout(x, 1.0, True).numpy().sum() == 0

@@ -23,11 +23,6 @@ IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CONFIGS)]
 SAVE_AT, TOTAL = 3, 7
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch", reason="PyTorch (the test oracle) is installed only on Python 3.11")
-
-
 def _weights(seed=0):
     rng = np.random.default_rng(seed)
     return {

@@ -27,11 +27,6 @@ IDS = [f"{name}-{i}" for i, (name, _) in enumerate(SCHEDULES)]
 LRS = (0.1, 0.03, 0.5)  # one per param group
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch", reason="PyTorch (the test oracle) is installed only on Python 3.11")
-
-
 def _groups(make, opt_cls, **kwargs):
     params = [make(np.zeros(2)) for _ in LRS]
     return opt_cls([{"params": [p], "lr": lr} for p, lr in zip(params, LRS, strict=True)], **kwargs)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "train_digits.py"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
 LOADER_EXAMPLE = EXAMPLE.with_name("train_digits_loader.py")
 
 

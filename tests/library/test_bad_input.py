@@ -3,7 +3,7 @@ the argument and the problem, in the user's terms (never a raw numpy message, an
 a KeyError, a segfault or a silent wrong answer).
 
 Optimizers, data loading, saving and nn layers keep their own tables next to their tests
-(test_optim_api.py, test_data.py, test_serialization.py, test_nn_layers.py); this one covers
+(optim/test_optimizer_api.py, test_data.py, test_serialization.py, test_nn_layers.py); this one covers
 tensors, creation, ops and Module.
 """
 
@@ -117,6 +117,7 @@ BAD = [
     ("index-float", lambda: _x()[1.5], IndexError, r"index 1.5 is invalid for a tensor of shape \(2, 2\)"),
     ("index-out-of-range", lambda: _x()[5], IndexError, r"index 5 is invalid for a tensor of shape \(2, 2\)"),
     ("gather-out-of-range", lambda: _x()[tt.tensor([0, 2])], IndexError, r"index 2 is out of range for axis 0"),
+    ("gather-ndarray-out-of-range", lambda: _x()[np.array([0, 2])], IndexError, r"index 2 is out of range for axis 0"),
     ("item-of-many", lambda: _x().item(), ValueError, r"item\(\) needs a one-element tensor"),
     ("bool-of-many", lambda: bool(_x()), ValueError, r"truth value of a tensor of shape \(2, 2\) is ambiguous"),
     ("to-int-device", lambda: _x().to(0), TypeError, r"to\(\): 0 is not a dtype.*keyword"),

@@ -17,11 +17,6 @@ NORM_TYPES = [2.0, 1.0, 3.0, 0.5, math.inf, -math.inf, "inf"]
 MAX_NORMS = [0.5, 1e3]  # clipped, and left alone
 
 
-@pytest.fixture
-def torch():
-    return pytest.importorskip("torch", reason="PyTorch (the test oracle) is installed only on Python 3.11")
-
-
 def _grads(seed=0, scale=3.0):
     rng = np.random.default_rng(seed)
     return [scale * rng.standard_normal(s) + 0.5 for s in SHAPES]

@@ -1,4 +1,5 @@
-"""Optimizer construction, parameter groups and step()'s gradient checks (no PyTorch needed).
+"""Optimizer construction, parameter groups, hyperparameter checks and step()'s gradient checks
+(no PyTorch needed).
 
 Bad inputs are one table, ``BAD_INPUTS``: (id, call, exception type, message regex).
 """
@@ -221,10 +222,18 @@ def test_named_parameters_are_accepted():
 
 
 def test_non_leaf_that_retains_grad_is_accepted():
-    """As in PyTorch: a non-leaf that keeps its .grad can be optimized."""
+    """As in PyTorch: a non-leaf that keeps its .grad can be optimized (one that does not is refused,
+    BAD_INPUTS' "non-leaf"), and a step moves it as torch.optim.SGD does: y = 2x = 2, dL/dy = 2y = 4,
+    y - 0.1 * 4 = 1.6; the leaf it came from is left alone."""
     x = nn.Parameter(np.ones(3))
     y = (x * 2).retain_grad()
-    optim.SGD([y], lr=0.1)
+    opt = optim.SGD([y], lr=0.1)
+    (param,) = opt.param_groups[0]["params"]
+    assert param is y
+    (y * y).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(y.numpy(), [1.6, 1.6, 1.6])
+    np.testing.assert_array_equal(x.numpy(), [1.0, 1.0, 1.0])
 
 
 def test_step_marks_each_updated_parameter(monkeypatch):

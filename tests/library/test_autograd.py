@@ -180,9 +180,3 @@ def test_gather_backward_adds_repeated_indices():
     idx = np.array([1, 1, 3, 1])
     w[idx].sum().backward()
     np.testing.assert_allclose(w.grad[:, 0], [0.0, 3.0, 0.0, 1.0])
-
-
-def test_out_of_range_gather_raises_index_error():
-    w = tt.Tensor(np.zeros((4, 2)))
-    with pytest.raises(IndexError):
-        w[np.array([0, 4])]

@@ -1,0 +1,71 @@
+"""The CUDA library distribution of the release wheels (pytinytensor-cuNN-libs) as the build
+defines it, without building it: its one definition (buildsys/cuda_libs.py), its lock, and what a
+build asks for (TINYTENSOR_CUDA_LIBS). What tinytensor does with it installed is tested in
+tests/library/test_cuda_libs.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from checkout import ROOT, from_checkout
+
+cuda_libs = from_checkout("buildsys.cuda_libs")
+variant = from_checkout("buildsys.variant")
+
+LIBS = cuda_libs.LIBS[12]
+
+
+def test_one_definition_names_the_distribution_and_its_libraries():
+    assert LIBS.name == "pytinytensor-cu12-libs" and LIBS.module == "tinytensor_cu12_libs"
+    assert LIBS.requirement == f"pytinytensor-cu12-libs=={LIBS.version}"
+    # its version is the bundled cuBLAS's (the lock and the wheel's metadata follow from it)
+    assert f"nvidia-cublas-cu12=={LIBS.version.split('.post')[0]}" in LIBS.sources
+    order = [ours for _, _, ours in LIBS.libraries()]
+    assert order == ["libcudart-tinytensor.so.12", "libcublasLt-tinytensor.so.12", "libcublas-tinytensor.so.12"]
+    assert cuda_libs.renamed("libcublasLt.so.12") == "libcublasLt-tinytensor.so.12"
+
+
+def test_symbol_versions_are_renamed_to_names_no_longer_than_nvidias():
+    renames = cuda_libs.version_renames(12)
+    assert renames == {
+        "libcudart.so.12": "TT_CUDART_12",
+        "libcublasLt.so.12": "TT_CUBLASLT_12",
+        "libcublas.so.12": "TT_CUBLAS_12",
+    }
+    assert all(len(new) <= len(old) for old, new in renames.items())  # written over NVIDIA's in place
+
+
+def test_nvrtc_is_pinned_to_the_bundled_runtimes_cuda_minor():
+    runtime = next(s for s in LIBS.sources if s.startswith("nvidia-cuda-runtime-cu12=="))
+    minor = ".".join(runtime.split("==")[1].split(".")[:2])
+    assert LIBS.nvrtc_requirement == f"nvidia-cuda-nvrtc-cu12=={minor}.*"
+    assert LIBS.requires == (LIBS.nvrtc_requirement,)
+    assert LIBS.nvrtc == ("nvidia.cuda_nvrtc", "lib/libnvrtc.so.12")
+
+
+def test_the_lock_pins_exactly_the_sources():
+    lock = (ROOT / "ci" / "release" / "locks" / "cuda-libs-cu12.txt").read_text()
+    pinned = sorted(line.split()[0] for line in lock.splitlines() if "==" in line and not line.startswith("#"))
+    assert pinned == sorted(LIBS.sources), "run ci/release/locks/update.sh"
+
+
+def test_a_release_build_depends_on_the_exact_library_distribution():
+    chosen = variant.from_env({"TINYTENSOR_CUDA_VARIANT": "cu12", "TINYTENSOR_CUDA_LIBS": "dist"}, record=Path("/none"))
+    assert LIBS.requirement in chosen.install_requires()
+    plain = variant.from_env({"TINYTENSOR_CUDA_VARIANT": "cu12"}, record=Path("/none"))
+    assert not any(r.startswith(LIBS.name) for r in plain.install_requires())
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"TINYTENSOR_CUDA_LIBS": "dist"}, "no CUDA library distribution for CUDA None"),
+        ({"TINYTENSOR_CUDA_VARIANT": "cu13", "TINYTENSOR_CUDA_LIBS": "dist"}, "for CUDA 13"),
+        ({"TINYTENSOR_CUDA_VARIANT": "cu12", "TINYTENSOR_CUDA_LIBS": "wheel"}, "TINYTENSOR_CUDA_LIBS='wheel'"),
+    ],
+)
+def test_a_library_distribution_that_does_not_exist_is_refused(env, message):
+    with pytest.raises(variant.VariantError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        variant.from_env(env, record=Path("/none"))
