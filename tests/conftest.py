@@ -12,11 +12,11 @@ import os
 def pytest_report_header(config):
     try:
         import tinytensor
-        from tinytensor import cuda_extension
+        from tinytensor.cuda import extension
     except ImportError as exc:  # the build tests run without tinytensor installed
         return [f"tinytensor: not importable here ({exc})"]
 
-    config_text = json.dumps(cuda_extension.build_config()) if cuda_extension.build_config() else "none (source tree)"
+    config_text = json.dumps(extension.build_config()) if extension.build_config() else "none (source tree)"
     return [
         f"tinytensor {tinytensor.__version__} from {os.path.dirname(tinytensor.__file__)}",
         f"tinytensor build config: {config_text}",

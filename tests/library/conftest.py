@@ -16,7 +16,7 @@ REQUIRE_GPU = os.environ.get("TINYTENSOR_REQUIRE_GPU") == "1"
 
 def cuda_skip_reason() -> str | None:
     """None when the 'cuda' device is usable, else why not (from tinytensor's own probe)."""
-    from tinytensor.cuda_status import cuda_status
+    from tinytensor.cuda.status import cuda_status
 
     status = cuda_status()
     if status.device_usable:
@@ -26,7 +26,7 @@ def cuda_skip_reason() -> str | None:
 
 
 def extension_skip_reason() -> str | None:
-    from tinytensor.cuda_status import cuda_status
+    from tinytensor.cuda.status import cuda_status
 
     reason = cuda_skip_reason()
     if reason:
@@ -56,9 +56,9 @@ def gpu_extension():
     reason = extension_skip_reason()
     if reason:
         skip_or_fail(reason)
-    from tinytensor import cuda_extension
+    from tinytensor.cuda import extension
 
-    return cuda_extension.ops
+    return extension.ops
 
 
 def _device_param(name):

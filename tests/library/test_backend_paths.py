@@ -11,8 +11,9 @@ import pytest
 
 import tinytensor as tt
 from tinytensor import nn
-from tinytensor.backend import NUMPY, backend_of
+from tinytensor.devices import backend_of
 from tinytensor.nn import functional as F
+from tinytensor.numpy_backend import NUMPY
 
 
 def _on(device, array):

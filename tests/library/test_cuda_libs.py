@@ -14,7 +14,7 @@ from pathlib import Path
 
 from checkout import from_checkout
 
-from tinytensor import cuda_extension
+from tinytensor.cuda import extension
 
 LIBS = from_checkout("buildsys.cuda_libs").LIBS[12]
 
@@ -39,11 +39,11 @@ def _install(tmp_path: Path, module: str, version: str, libraries: list[dict], n
 
 
 def test_a_build_that_links_its_toolkit_needs_nothing():
-    assert cuda_extension._load_cuda_libs({"distribution": "pytinytensor", "extension": "built"}) == (None, None, None)
+    assert extension._load_cuda_libs({"distribution": "pytinytensor", "extension": "built"}) == (None, None, None)
 
 
 def test_missing_library_distribution_names_it_and_the_version():
-    manifest, error, fix = cuda_extension._load_cuda_libs(_config("tinytensor_cu12_libs_not_installed_here"))
+    manifest, error, fix = extension._load_cuda_libs(_config("tinytensor_cu12_libs_not_installed_here"))
     assert manifest is None
     assert f"pytinytensor-cu12 needs {LIBS.requirement}" in error and "not installed" in error
     assert f'pip install "{LIBS.requirement}"' in fix
@@ -52,7 +52,7 @@ def test_missing_library_distribution_names_it_and_the_version():
 def test_another_version_names_both(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_other_version", "12.0.0.1", [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_other_version"))
+    manifest, error, _ = extension._load_cuda_libs(_config("tt_libs_other_version"))
     assert manifest is None
     assert LIBS.version in error and f"{LIBS.name} 12.0.0.1 is installed" in error
 
@@ -61,7 +61,7 @@ def test_a_manifest_that_does_not_read_is_named(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_bad_manifest", LIBS.version, [])
     (tmp_path / "tt_libs_bad_manifest" / "manifest.json").write_text("{not json")
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_bad_manifest"))
+    manifest, error, _ = extension._load_cuda_libs(_config("tt_libs_bad_manifest"))
     assert manifest is None and "manifest.json does not read" in error
 
 
@@ -70,8 +70,8 @@ def test_a_library_that_does_not_load_is_named(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_broken", LIBS.version, [entry])
     (tmp_path / "tt_libs_broken" / "lib" / entry["file"]).write_bytes(b"not an ELF file")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cuda_extension, "_LOADED", [])  # an installed wheel has loaded its own already
-    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_broken"))
+    monkeypatch.setattr(extension, "_LOADED", [])  # an installed wheel has loaded its own already
+    manifest, error, _ = extension._load_cuda_libs(_config("tt_libs_broken"))
     assert manifest is None
     assert "libcublas-tinytensor.so.12 does not load" in error and LIBS.version in error
 
@@ -80,8 +80,8 @@ def test_missing_nvrtc_names_its_pinned_requirement(tmp_path, monkeypatch):
     nvrtc = {"requirement": LIBS.nvrtc_requirement, "package": "tt_no_such_nvrtc_package", "file": "lib/libnvrtc.so.12"}
     _install(tmp_path, "tt_libs_no_nvrtc", LIBS.version, [], nvrtc)
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(cuda_extension, "_LOADED", [])
-    manifest, error, fix = cuda_extension._load_cuda_libs(_config("tt_libs_no_nvrtc"))
+    monkeypatch.setattr(extension, "_LOADED", [])
+    manifest, error, fix = extension._load_cuda_libs(_config("tt_libs_no_nvrtc"))
     assert manifest is None
     assert f"{LIBS.nvrtc_requirement} (NVRTC, which cuBLAS loads) is not installed" in error
     assert fix == f'pip install "{LIBS.nvrtc_requirement}"'
@@ -90,7 +90,7 @@ def test_missing_nvrtc_names_its_pinned_requirement(tmp_path, monkeypatch):
 def test_the_matching_version_loads_and_gives_its_manifest(tmp_path, monkeypatch):
     _install(tmp_path, "tt_libs_matching", LIBS.version, [])
     monkeypatch.syspath_prepend(str(tmp_path))
-    manifest, error, fix = cuda_extension._load_cuda_libs(_config("tt_libs_matching"))
+    manifest, error, fix = extension._load_cuda_libs(_config("tt_libs_matching"))
     assert error is None and fix is None and manifest["version"] == LIBS.version
 
 
@@ -101,5 +101,5 @@ def test_the_first_folder_on_sys_path_that_holds_the_manifest_is_read(tmp_path, 
     _install(tmp_path / "real", "tt_libs_two_portions", LIBS.version, [])
     monkeypatch.syspath_prepend(str(tmp_path / "real"))
     monkeypatch.syspath_prepend(str(tmp_path / "empty"))
-    manifest, error, _ = cuda_extension._load_cuda_libs(_config("tt_libs_two_portions"))
+    manifest, error, _ = extension._load_cuda_libs(_config("tt_libs_two_portions"))
     assert error is None and manifest["version"] == LIBS.version

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import tinytensor as tt
-from tinytensor import cuda_extension
-from tinytensor.cuda_status import cuda_status
+from tinytensor.cuda import extension
+from tinytensor.cuda.status import cuda_status
 
 EXPECT = os.environ.get("TINYTENSOR_EXPECT_BACKEND")
 needs_expectation = pytest.mark.skipif(
@@ -51,7 +51,7 @@ def test_reason_names_each_missing_piece():
 
 @needs_expectation
 def test_build_config_recorded_by_setup():
-    config = cuda_extension.build_config()
+    config = extension.build_config()
     assert config, "the installed package carries _build_config.json"
     assert config["extension"] == ("built" if EXPECT == "full" else "skipped")
 
@@ -67,7 +67,7 @@ def test_status_without_a_driver_blocks_the_device():
 def test_a_stub_libcuda_is_named_with_its_fix():
     """Containers without the driver mounted often find the toolkit's stub libcuda.so.1, whose every
     call returns CUDA_ERROR_STUB_LIBRARY (34): say what it is, not "install the driver"."""
-    from tinytensor.cuda_status import driver_fix, driver_problem
+    from tinytensor.cuda.status import driver_fix, driver_problem
 
     stub = "/usr/local/cuda-12.4/lib64/stubs/libcuda.so.1"
     assert "is the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY)" in driver_problem(34, stub)
@@ -105,7 +105,7 @@ def test_an_extension_that_does_not_load_is_reported_with_its_error(tmp_path):
     root = _broken_extension_tree(tmp_path)
     env = dict(os.environ, PYTHONPATH=str(root))
     env.pop("TINYTENSOR_DISABLE_CUDA_EXTENSION", None)
-    script = "from tinytensor import cuda_extension; print(cuda_extension.unavailable_reason())"
+    script = "from tinytensor.cuda import extension; print(extension.unavailable_reason())"
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "tinytensor.cuda_ops is present but does not import: ImportError: libtt_gone.so" in proc.stdout

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import tinytensor as tt
-from tinytensor.backend import backend_of
 from tinytensor.data import DataLoader, Dataset, TensorDataset, default_collate
+from tinytensor.devices import backend_of
 from tinytensor.errors import DeviceError, ShapeError
 from tinytensor.random import Generator, manual_seed
 

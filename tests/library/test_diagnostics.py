@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import tinytensor
-from tinytensor.cuda_status import cuda_status
-from tinytensor.diagnostics.archs import support
+from tinytensor.cuda.arch_support import support
+from tinytensor.cuda.status import cuda_status
 
 EXPECT = os.environ.get("TINYTENSOR_EXPECT_BACKEND")
 

@@ -7,12 +7,12 @@ may do this), so no GPU library is needed to reach the device checks.
 
 import pytest
 
-from tinytensor import cuda_extension
-from tinytensor.cuda_status import cuda_status
+from tinytensor.cuda import extension
+from tinytensor.cuda.status import cuda_status
 
 pytestmark = pytest.mark.skipif(
-    cuda_extension.ops is None,
-    reason=f"the CUDA extension is not loaded in this install: {cuda_extension.unavailable_reason()}",
+    extension.ops is None,
+    reason=f"the CUDA extension is not loaded in this install: {extension.unavailable_reason()}",
 )
 
 
@@ -30,20 +30,20 @@ class CudaArray:
 
 
 def test_build_info_describes_the_build():
-    info = cuda_extension.ops.build_info()
-    config = cuda_extension.build_config()
+    info = extension.ops.build_info()
+    config = extension.build_config()
     assert info["cuda_version"] == config["cuda_version"]
     assert info["cuda_runtime_version"] // 1000 == int(info["cuda_version"].split(".")[0])
     assert [int(a) for a in info["sass_archs"].split(";")] == config["sass_archs"]
     assert info["ptx_archs"] == ";".join(map(str, config["ptx_archs"]))
     assert "-Xfatbin=-compress-all" in info["nvcc_flags"]
     assert info["variant"] == config["distribution"]
-    assert cuda_extension.ops.runtime_version() // 1000 == info["cuda_runtime_version"] // 1000
-    assert cuda_extension.ops.cublas_version() // 10000 == int(info["cublas_version"].split(".")[0])
+    assert extension.ops.runtime_version() // 1000 == info["cuda_runtime_version"] // 1000
+    assert extension.ops.cublas_version() // 10000 == int(info["cublas_version"].split(".")[0])
 
 
 def test_argument_errors_are_named_before_touching_a_device():
-    ops = cuda_extension.ops
+    ops = extension.ops
     import numpy as np
 
     with pytest.raises(TypeError, match="expected a CUDA array.*ndarray"):
@@ -58,7 +58,7 @@ def test_argument_errors_are_named_before_touching_a_device():
         ops.matmul(CudaArray((2, 3)), CudaArray((3, 5)), CudaArray((2, 5), readonly=True), 0)
     with pytest.raises(ValueError, match="C- or F-contiguous"):
         ops.matmul(CudaArray((2, 3), strides=(24, 8)), CudaArray((3, 5)), CudaArray((2, 5)), 0)
-    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+    with pytest.raises(ValueError, match="unknown activation 'swish': the fused kernels implement 'none', 'relu'"):
         ops.bias_act_forward(CudaArray((2, 3)), None, CudaArray((2, 3)), "swish", 0)
     with pytest.raises(ValueError, match=r"bias: expected shape \(3,\)"):
         ops.bias_act_forward(CudaArray((2, 3)), CudaArray((4,)), CudaArray((2, 3)), "relu", 0)
@@ -73,7 +73,7 @@ def test_argument_errors_are_named_before_touching_a_device():
 def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
     if cuda_status().device_count:
         pytest.skip(reason="a GPU is present: the no-device errors cannot be produced here")
-    ops = cuda_extension.ops
+    ops = extension.ops
     expected = r"CUDA: cudaError\w+ \(\d+\) in "
     with pytest.raises(RuntimeError, match=expected + "cudaGetDeviceCount"):
         ops.device_count()
@@ -84,3 +84,15 @@ def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
     with pytest.raises(RuntimeError, match=expected):
         ops.kernel_image(0)
     assert ops.driver_version() == (cuda_status().driver_version or 0)
+
+
+def test_the_fused_kernels_name_the_activations_they_implement():
+    """The CuPy backend fuses an activation into the bias kernels only where the extension says it
+    implements it; every other activation in activation_math runs through CuPy."""
+    from tinytensor.activation_math import ACTIVATIONS
+
+    ops = extension.ops
+    assert ops.supports_activation("none")
+    assert [name for name in ACTIVATIONS if ops.supports_activation(name)] == ["relu", "gelu"]
+    assert not ops.supports_activation("swish")
+    assert extension.fuses_activation("gelu") and not extension.fuses_activation("tanh")

@@ -22,8 +22,8 @@ import pytest
 
 import tinytensor as tt
 from tinytensor import nn
-from tinytensor.backend import backend_of
-from tinytensor.cuda_status import cuda_status
+from tinytensor.cuda.status import cuda_status
+from tinytensor.devices import backend_of
 from tinytensor.errors import CudaUnavailableError, DeviceError, ShapeError
 from tinytensor.serialization import FileFormatError, UnsafePickleError, load, save
 

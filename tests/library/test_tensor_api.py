@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 import pytest
+from checkout import ROOT, from_checkout
 
 import tinytensor as tt
 from tinytensor import nn
@@ -85,7 +86,7 @@ def test_unknown_device_string_is_named():
 
 
 def test_cuda_unavailable_error_says_why(monkeypatch):
-    from tinytensor.cuda_status import cuda_status
+    from tinytensor.cuda.status import cuda_status
 
     status = cuda_status()
     if status.device_usable:
@@ -173,42 +174,53 @@ def test_quickstart_from_the_readme():
         assert (x @ w).item() == 3.0
 
 
-def test_type_checker_declarations_match_the_installed_ops():
-    """Tensor's `if TYPE_CHECKING:` block spells out for type checkers (py.typed is shipped) what
-    ops.install attaches at import: the same names, bound to the same functions."""
+def test_type_stubs_declare_exactly_the_installed_surface():
+    """_surface.pyi and nn/functional.pyi (py.typed is shipped) are generated from ops/surface.py:
+    Tensor, tt and nn.functional have exactly the methods and functions the stubs declare, and
+    each has the parameters its stub names."""
     import ast
     import inspect
-    import sys
+    from pathlib import Path
 
-    from tinytensor import ops
+    import tinytensor.nn.functional as F
+    from tinytensor.ops import surface
 
-    class Blank:
-        pass
+    package = Path(tt.__file__).parent
 
-    before = set(vars(Blank))  # a class's own entries differ by Python version (3.13 adds two)
-    ops.install(Blank)
-    installed = set(vars(Blank)) - before
+    def declared(tree_body):
+        return {node.name: node for node in tree_body if isinstance(node, ast.FunctionDef)}
 
-    tree = ast.parse(inspect.getsource(sys.modules[tt.Tensor.__module__]))  # tt.tensor is the function
-    (cls,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "Tensor"]
-    (block,) = [node for node in cls.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
-    declared = {}
-    for node in block.body:
-        if isinstance(node, ast.Assign):
-            (target,) = node.targets
-            declared[target.id] = node.value
-        elif isinstance(node, ast.FunctionDef):
-            declared[node.name] = None
-    assert set(declared) == installed
+    def names(node: ast.FunctionDef):
+        a = node.args  # in inspect.signature's order
+        listed = [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]
+        return [arg.arg for arg in listed if arg is not None]
 
-    modules = {"arith": ops.arith, "elementwise": ops.elementwise, "inplace": ops.inplace}
-    modules.update(nn_ops=ops.nn_ops, reduce=ops.reduce, shape_ops=ops.shape)
-    for name, value in declared.items():
-        if isinstance(value, ast.Call):  # property(module.fn)
-            (value,) = value.args
-            assert getattr(tt.Tensor, name).fget is getattr(modules[value.value.id], value.attr), name
-        elif value is not None:
-            assert vars(tt.Tensor)[name] is getattr(modules[value.value.id], value.attr), name
+    stub = ast.parse((package / "_surface.pyi").read_text())
+    (ops_class,) = [node for node in stub.body if isinstance(node, ast.ClassDef) and node.name == "TensorOps"]
+    methods = declared(ops_class.body)
+    assert set(methods) == {name for op in surface.OPS for name in op.methods} | set(surface.PROPERTIES)
+    for name, node in methods.items():
+        if name in surface.PROPERTIES:
+            assert isinstance(vars(tt.Tensor)[name], property), name
+            continue
+        fn = vars(tt.Tensor)[name]
+        assert names(node) == ["self", *list(inspect.signature(fn).parameters)[1:]], name
+
+    for module, path in ((tt, "_surface.pyi"), (F, "nn/functional.pyi")):
+        functions = declared(ast.parse((package / path).read_text()).body)
+        namespace = "tt" if module is tt else "functional"
+        assert set(functions) == {op.name for op in surface.OPS if getattr(op, namespace)}, path
+        for name, node in functions.items():
+            assert name in module.__all__, (path, name)
+            assert list(inspect.signature(getattr(module, name)).parameters)[1:] == names(node)[1:], (path, name)
+
+
+def test_type_stubs_are_what_the_generator_writes():
+    """The committed stubs are byte for byte what `python -m ci.dev.surface_stubs` writes now."""
+    if not (ROOT / "ci" / "dev" / "surface_stubs.py").exists():
+        pytest.skip("outside a checkout: the stub generator is not installed")
+    stubs = from_checkout("ci.dev.surface_stubs")
+    assert stubs.main(["--check"]) == 0, "run python -m ci.dev.surface_stubs"
 
 
 # ---------------------------------------------------------------------------- Parameters on either side

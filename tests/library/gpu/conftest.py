@@ -31,7 +31,7 @@ def cp(gpu):
 
 
 class ExtensionSpy:
-    """Stands in for ``cuda_extension.ops``: forwards every call to the compiled module and records it.
+    """Stands in for ``extension.ops``: forwards every call to the compiled module and records it.
 
     A spy, not a mock: the real kernels run and their results are checked. The bridge looks the
     module global up at call time, so a count of zero means the library went around the extension.
@@ -62,8 +62,8 @@ class ExtensionSpy:
 
 @pytest.fixture
 def ext_spy(gpu_extension, monkeypatch):
-    from tinytensor import cuda_extension
+    from tinytensor.cuda import extension
 
     spy = ExtensionSpy(gpu_extension)
-    monkeypatch.setattr(cuda_extension, "ops", spy)
+    monkeypatch.setattr(extension, "ops", spy)
     return spy

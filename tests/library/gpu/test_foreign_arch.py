@@ -19,7 +19,7 @@ TREE = os.environ.get("TINYTENSOR_FOREIGN_ARCH_TREE")
 SCRIPT = r"""
 import json, numpy as np, tinytensor as tt
 from tinytensor import nn
-from tinytensor.backend import _cupy_backend
+from tinytensor.devices import _cupy_backend
 from tinytensor.nn import functional as F
 
 status = tt.cuda_status()

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 import tinytensor as tt
-from tinytensor import cuda_extension
+from tinytensor.activation_math import ACTIVATIONS
+from tinytensor.cuda import extension
 from tinytensor.nn import functional as F
-from tinytensor.ops.elementwise import gelu_forward, gelu_grad
+from tinytensor.numpy_backend import NUMPY
 
 pytestmark = pytest.mark.usefixtures("gpu_extension")
 
@@ -48,7 +49,7 @@ def test_cublas_matmul_matches_numpy(cp, ext_spy, dtype, trans_a, trans_b, m, k,
     a, b = cp.asarray(a_host), cp.asarray(b_host)
     a = a.T if trans_a else a  # F-contiguous views exercise the transpose flags
     b = b.T if trans_b else b
-    ours = cuda_extension.try_matmul(a, b)
+    ours = extension.try_matmul(a, b)
     _check(cp, ours, _f64(cp, a) @ _f64(cp, b), dtype, terms=k)
     # one GEMM, given the views themselves: cuBLAS reads them in place, no copy is made
     ((name, args, _),) = ext_spy.calls
@@ -72,7 +73,7 @@ def test_cublas_matmul_matches_numpy(cp, ext_spy, dtype, trans_a, trans_b, m, k,
 def test_every_float_matmul_goes_through_the_extension(cp, ext_spy, shape_a, shape_b):
     a, b = cp.asarray(_host(shape_a, np.float32, 1)), cp.asarray(_host(shape_b, np.float32, 2))
     ref = np.matmul(_f64(cp, a), _f64(cp, b))
-    _check(cp, cuda_extension.try_matmul(a, b), ref, np.float32, terms=shape_a[-1])
+    _check(cp, extension.try_matmul(a, b), ref, np.float32, terms=shape_a[-1])
     launches = ext_spy.counts()["matmul"] + ext_spy.counts()["matmul_batched"]
     # one GEMM (plain or strided batched) for any rank; an empty product is zeros made by the bridge
     assert launches == (1 if ref.size and shape_a[-1] else 0), ext_spy.counts()
@@ -81,7 +82,7 @@ def test_every_float_matmul_goes_through_the_extension(cp, ext_spy, shape_a, sha
 def test_non_contiguous_operands_are_copied_not_refused(cp):
     a = cp.asarray(_host((6, 8), np.float64))[:, ::2]
     b = cp.asarray(_host((4, 3), np.float64, 1))
-    _check(cp, cuda_extension.try_matmul(a, b), _f64(cp, a) @ _f64(cp, b), np.float64, terms=4)
+    _check(cp, extension.try_matmul(a, b), _f64(cp, a) @ _f64(cp, b), np.float64, terms=4)
 
 
 def test_the_gpu_path_never_loads_cupys_own_cublas():
@@ -114,17 +115,25 @@ def test_the_gpu_path_never_loads_cupys_own_cublas():
 def test_fused_linear_matches_numpy(cp, dtype, activation, bias):
     x, w = cp.asarray(_host((33, 20), dtype, 1)), cp.asarray(_host((17, 20), dtype, 2))
     b = cp.asarray(_host((17,), dtype, 3)) if bias else None
-    pre, out = cuda_extension.try_linear_forward(x, w, b, activation)
+    pre, out = extension.try_linear_forward(x, w, b, activation)
     ref_pre = _f64(cp, x) @ _f64(cp, w).T + (_f64(cp, b) if bias else 0)
-    ref_out = {None: ref_pre, "relu": np.maximum(ref_pre, 0), "gelu": gelu_forward(np, ref_pre)}[activation]
+    ref_out = {
+        None: ref_pre,
+        "relu": np.maximum(ref_pre, 0),
+        "gelu": ACTIVATIONS["gelu"].forward(NUMPY, ref_pre, False),
+    }[activation]
     _check(cp, pre, ref_pre, dtype, terms=21)
     _check(cp, out, ref_out, dtype, terms=21)
 
     # backward from the kernel's own pre-activation, so forward rounding cannot move a relu kink
     g = cp.asarray(_host((33, 17), dtype, 4))
-    gpre, gbias = cuda_extension.linear_backward(g, pre, out, bias, activation)
+    gpre, gbias = extension.linear_backward(g, pre, out, bias, activation)
     g_host, pre_host = _f64(cp, g), _f64(cp, pre)
-    ref_gpre = {None: g_host, "relu": g_host * (pre_host > 0), "gelu": gelu_grad(np, g_host, pre_host)}[activation]
+    ref_gpre = {
+        None: g_host,
+        "relu": g_host * (pre_host > 0),
+        "gelu": ACTIVATIONS["gelu"].grad(NUMPY, g_host, pre_host, None),
+    }[activation]
     _check(cp, gpre, ref_gpre, dtype, terms=4, scale=np.abs(g_host).max())
     if bias:
         _check(cp, gbias, ref_gpre.sum(axis=0), dtype, terms=33, scale=np.abs(ref_gpre).max())
@@ -138,7 +147,7 @@ def test_fused_softmax_cross_entropy_matches_numpy(cp, dtype, n, c):
     logits_host = _host((n, c), dtype) * 4
     labels_host = np.random.default_rng(1).integers(0, c, n)
     logits, labels = cp.asarray(logits_host), cp.asarray(labels_host)
-    rows, probs = cuda_extension.try_softmax_xent_forward(logits, labels)
+    rows, probs = extension.try_softmax_xent_forward(logits, labels)
 
     x = logits_host.astype(np.float64)
     m = x.max(axis=1, keepdims=True)
@@ -149,7 +158,7 @@ def test_fused_softmax_cross_entropy_matches_numpy(cp, dtype, n, c):
     _check(cp, probs, np.exp(x - lse), dtype, **tol)
 
     scale_host = _host((n,), dtype, 5)
-    grad = cuda_extension.softmax_xent_backward(probs, labels, cp.asarray(scale_host))
+    grad = extension.softmax_xent_backward(probs, labels, cp.asarray(scale_host))
     onehot = np.eye(c)[labels_host]
     ref_grad = (_f64(cp, probs) - onehot) * scale_host.astype(np.float64)[:, None]  # from the kernel's probs
     _check(cp, grad, ref_grad, dtype, terms=2, scale=np.abs(scale_host).max())
@@ -157,7 +166,7 @@ def test_fused_softmax_cross_entropy_matches_numpy(cp, dtype, n, c):
 
 def test_bad_label_gives_nan_in_the_kernel_and_an_error_in_the_library(cp):
     logits = cp.asarray(_host((3, 4), np.float32))
-    rows, _ = cuda_extension.try_softmax_xent_forward(logits, cp.asarray([0, 7, 1]))
+    rows, _ = extension.try_softmax_xent_forward(logits, cp.asarray([0, 7, 1]))
     rows = cp.asnumpy(rows)
     assert np.isnan(rows[1]) and not np.isnan(rows[0]) and not np.isnan(rows[2])
     with pytest.raises(IndexError, match="out of range"):
@@ -181,20 +190,20 @@ def test_labels_that_are_a_strided_view_reach_the_fused_loss(cp):
 def test_fused_linear_backward_of_no_rows_gives_a_zero_bias_gradient(cp):
     x = cp.zeros((0, 6), np.float32)
     w, b = cp.asarray(_host((4, 6), np.float32)), cp.asarray(_host((4,), np.float32, 1))
-    pre, out = cuda_extension.try_linear_forward(x, w, b, "relu")
+    pre, out = extension.try_linear_forward(x, w, b, "relu")
     cp.empty((4,), np.float32).fill(np.nan)  # leave garbage in the pool where an unwritten array could land
-    _, gbias = cuda_extension.linear_backward(cp.zeros((0, 4), np.float32), pre, out, True, "relu")
+    _, gbias = extension.linear_backward(cp.zeros((0, 4), np.float32), pre, out, True, "relu")
     np.testing.assert_array_equal(cp.asnumpy(gbias), np.zeros(4, np.float32))
 
 
 def test_binding_rejects_bad_cupy_arrays(cp):
     a = cp.asarray(_host((4, 6), np.float32))
     with pytest.raises(ValueError, match="C- or F-contiguous"):
-        cuda_extension.ops.matmul(a[:, ::2], cp.asarray(_host((3, 2), np.float32)), cp.empty((4, 2), np.float32), 0)
+        extension.ops.matmul(a[:, ::2], cp.asarray(_host((3, 2), np.float32)), cp.empty((4, 2), np.float32), 0)
     with pytest.raises(ValueError, match="must be C-contiguous"):
-        cuda_extension.ops.bias_act_forward(a.T, None, cp.empty((6, 4), np.float32), "relu", 0)
+        extension.ops.bias_act_forward(a.T, None, cp.empty((6, 4), np.float32), "relu", 0)
     with pytest.raises(TypeError, match="different dtypes"):
-        cuda_extension.ops.matmul(a, cp.asarray(_host((6, 2), np.float64)), cp.empty((4, 2), np.float32), 0)
+        extension.ops.matmul(a, cp.asarray(_host((6, 2), np.float64)), cp.empty((4, 2), np.float32), 0)
 
 
 @pytest.mark.parametrize("act", [tt.nn.GELU, tt.nn.ReLU])

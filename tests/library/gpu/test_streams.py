@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import tinytensor as tt
-from tinytensor import cuda_extension, nn, optim
+from tinytensor import nn, optim
+from tinytensor.cuda import extension
 
 SPIN_CYCLES = 200_000_000  # about 0.1 s at a GPU's clock: long enough for a misplaced launch to overtake
 
@@ -80,7 +81,7 @@ def test_a_big_extension_matmul_on_a_non_blocking_stream(cp, gpu_extension, dtyp
         _spin(cp)
         a[...] = a_src  # the operands are filled only after the spin, on this stream
         b[...] = b_src
-        out = cuda_extension.try_matmul(a, b)
+        out = extension.try_matmul(a, b)
     stream.synchronize()
     ref = a_host.astype(np.float64) @ b_host.astype(np.float64)
     tol = 8 * n * np.finfo(dtype).eps

@@ -57,10 +57,10 @@ def install_and_describe(wheel: Path, work: Path) -> dict:
                     "--no-deps", "numpy"], check=True)
     probe = (
         "import json, tinytensor\n"
-        "from tinytensor import cuda_extension\n"
-        "info = dict(cuda_extension.ops.build_info()) if cuda_extension.ops else None\n"
-        "print(json.dumps({'config': cuda_extension.build_config(), 'build_info': info,\n"
-        "                  'import_error': cuda_extension.IMPORT_ERROR, 'reason': tinytensor.cuda_unavailable_reason()}))\n"
+        "from tinytensor.cuda import extension\n"
+        "info = dict(extension.ops.build_info()) if extension.ops else None\n"
+        "print(json.dumps({'config': extension.build_config(), 'build_info': info,\n"
+        "                  'import_error': extension.IMPORT_ERROR, 'reason': tinytensor.cuda_unavailable_reason()}))\n"
     )
     out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, cwd=work)
     assert out.returncode == 0, out.stderr

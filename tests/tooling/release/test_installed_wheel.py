@@ -23,18 +23,18 @@ if os.environ.get("TT_INSTALLED_WHEEL") != "1":
     pytest.skip(reason="an installed CUDA wheel (TT_INSTALLED_WHEEL=1): release rehearsal", allow_module_level=True)
 
 import tinytensor  # noqa: E402
-from tinytensor import cuda_extension  # noqa: E402
+from tinytensor.cuda import extension  # noqa: E402
 
 PACKAGE = Path(tinytensor.__file__).resolve().parent
 SITE = PACKAGE.parent
-CONFIG = cuda_extension.build_config()
+CONFIG = extension.build_config()
 WANTED = CONFIG.get("cuda_libs") or {}
 LIBS_PACKAGE = SITE / WANTED.get("module", "tinytensor_cu12_libs")
 LIBS = LIBS_PACKAGE / "lib"
 
 PROBE = """
 import json, tinytensor.cuda_ops as ops
-from tinytensor.diagnostics.libraries import loaded_cuda_libraries
+from tinytensor.cuda.loaded_libraries import loaded_cuda_libraries
 print(json.dumps({"libs": loaded_cuda_libraries(), "runtime": ops.runtime_version(), "cublas": ops.cublas_version()}))
 """
 
@@ -42,9 +42,9 @@ print(json.dumps({"libs": loaded_cuda_libraries(), "runtime": ops.runtime_versio
 # What tinytensor reports once the extension has been given its chance (no GPU needed).
 REASON = """
 import json, tinytensor
-from tinytensor import cuda_extension
-print(json.dumps({"loaded": cuda_extension.ops is not None, "reason": cuda_extension.unavailable_reason(),
-                  "fix": cuda_extension.unavailable_fix()}))
+from tinytensor.cuda import extension
+print(json.dumps({"loaded": extension.ops is not None, "reason": extension.unavailable_reason(),
+                  "fix": extension.unavailable_fix()}))
 """
 
 
@@ -80,15 +80,15 @@ def test_the_wheel_names_its_library_distribution_and_carries_no_cuda():
 
 
 def test_extension_loads_the_libraries_of_the_library_distribution():
-    assert cuda_extension.ops is not None, cuda_extension.unavailable_reason()
+    assert extension.ops is not None, extension.unavailable_reason()
     assert LIBS.is_dir(), f"no {LIBS}"
     found = _probe()
     _assert_from_libs_distribution(found["libs"])
-    assert found["runtime"] // 1000 == cuda_extension.ops.build_info()["cuda_runtime_version"] // 1000
+    assert found["runtime"] // 1000 == extension.ops.build_info()["cuda_runtime_version"] // 1000
     through_tinytensor = _run(
-        "import json\nfrom tinytensor import cuda_extension\n"
-        "from tinytensor.diagnostics.libraries import loaded_cuda_libraries\n"
-        "assert cuda_extension.ops is not None, cuda_extension.unavailable_reason()\n"
+        "import json\nfrom tinytensor.cuda import extension\n"
+        "from tinytensor.cuda.loaded_libraries import loaded_cuda_libraries\n"
+        "assert extension.ops is not None, extension.unavailable_reason()\n"
         "print(json.dumps(loaded_cuda_libraries()))"
     )
     _assert_from_libs_distribution(through_tinytensor)
@@ -135,7 +135,7 @@ def test_nvrtc_loads_and_compiles_for_cupy():
         assert b".entry k" in nvrtc.getPTX(program)
     finally:
         nvrtc.destroyProgram(program)
-    from tinytensor.diagnostics.libraries import loaded_cuda_libraries
+    from tinytensor.cuda.loaded_libraries import loaded_cuda_libraries
 
     nvrtc_paths = loaded_cuda_libraries().get("nvrtc", [])
     assert nvrtc_paths and all(str(SITE) in p for p in nvrtc_paths), nvrtc_paths
@@ -192,7 +192,7 @@ def test_a_cublas_another_package_loaded_globally_does_not_answer():
     if other == ours:
         pytest.skip(reason=f"the other cuBLAS in {folder} is our version too: the test could not tell them apart")
     result = _run(
-        "import json\nfrom tinytensor import cuda_extension as c\n"
+        "import json\nfrom tinytensor.cuda import extension as c\n"
         "assert c.ops is not None, c.unavailable_reason()\nprint(json.dumps(c.ops.cublas_version()))",
         prelude=preload,
     )
@@ -213,7 +213,7 @@ def test_every_cuda_symbol_binds_inside_our_files_with_another_cuda_loaded_globa
     env = dict(os.environ, LD_BIND_NOW="1", LD_DEBUG="bindings")
     code = (
         _preload_globally(folder)
-        + "import tinytensor.cuda_extension as c\nassert c.ops is not None, c.unavailable_reason()\n"
+        + "import tinytensor.cuda.extension as c\nassert c.ops is not None, c.unavailable_reason()\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=SITE.parent)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -236,7 +236,7 @@ def test_nvrtc_is_loaded_by_path_from_its_distribution_before_cublas():
     """cuBLASLt opens libnvrtc.so.12 by name for some kernels: tinytensor loads the pinned one first."""
     env = dict(os.environ, LD_DEBUG="files")
     proc = subprocess.run(
-        [sys.executable, "-c", "import tinytensor.cuda_extension"],
+        [sys.executable, "-c", "import tinytensor.cuda.extension"],
         capture_output=True,
         text=True,
         env=env,
@@ -275,7 +275,7 @@ def test_a_preloaded_allocator_works(allocator):
         proc = subprocess.run(command, capture_output=True, text=True, env=env, cwd=SITE.parent)
         assert proc.returncode == 0, f"{command[1:]} with {allocator} exited {proc.returncode}: {proc.stderr[-2000:]}"
     probe = subprocess.run(
-        [sys.executable, "-c", "import tinytensor.cuda_extension as c; print(c.ops is not None)"],
+        [sys.executable, "-c", "import tinytensor.cuda.extension as c; print(c.ops is not None)"],
         capture_output=True, text=True, env=dict(env, LD_DEBUG="files"), cwd=SITE.parent,
     )  # fmt: skip
     assert probe.stdout.strip() == "True" and library in probe.stderr, "the allocator was not preloaded"
