@@ -15,7 +15,7 @@
 #
 #   ci/release/locks/update.sh           rewrite the locks (pins move to the newest allowed versions)
 #   ci/release/locks/update.sh --check   recompile into a temporary folder, keeping the current pins, and
-#                                fail if any lock would change (tests/release/test_locks.py)
+#                                fail if any lock would change (the release rehearsal runs it: ci/dev/rehearsal/sources.py)
 # Needs uv (pyproject's `nox` group; ci/nox.sh puts it on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
