@@ -6,11 +6,12 @@
 #   array-api-strict  the "strict:device1" fake device of the op suite (tests/conftest.py); not there
 #   tqdm              tinytensor's dependency for progress bars (tests/test_utils.py); listed as
 #                     there in 2026-11, carried anyway (80 kB) so the check does not depend on it
+#   wheel             ci/release/placeholders.py (`wheel pack`), which tests/test_publish.py runs
 #
 # Their only requirement, numpy, is on that machine. Versions are pinned; one version of each is
 # kept (two would stop the install). About 0.3 MB in all: far below the 64 MiB a run may carry.
 set -euo pipefail
-PINS=(array-api-strict==2.6.1 tqdm==4.70.1)
+PINS=(array-api-strict==2.6.1 tqdm==4.70.1 wheel==0.48.0)
 cd "$(dirname "$0")/../.."
 dest=${1:-.gpu-wheels}
 python=${PYTHON:-python3}

