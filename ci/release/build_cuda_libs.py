@@ -28,7 +28,7 @@ from ci.project_paths import CACHE
 from ci.release.elf_versions import rename_versions
 from ci.release.fatbin_archs import fatbin_archs
 from ci.release.release_manifest import sha256
-from ci.release.wheel_files import EPOCH, pack
+from ci.release.wheel_files import pack, reproducible
 
 HERE = Path(__file__).resolve().parent
 PLAT = "manylinux_2_28_{arch}"
@@ -191,11 +191,10 @@ def build(arch: str, out: Path, major: int = 12) -> tuple[Path, dict]:
         unrepaired = pack(tree, raw)
         shutil.rmtree(tree)
         repaired_dir = Path(tmp) / "repaired"
-        env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
         repair_started = time.monotonic()
         run(
             sys.executable, "-m", "auditwheel", "repair", "--plat", PLAT.format(arch=arch), "--only-plat",
-            "--exclude", "libcuda.so.1", "-w", str(repaired_dir), str(unrepaired), env=env,
+            "--exclude", "libcuda.so.1", "-w", str(repaired_dir), str(unrepaired), **reproducible(),
         )  # fmt: skip
         repair_seconds = time.monotonic() - repair_started
         (built,) = repaired_dir.glob("*.whl")

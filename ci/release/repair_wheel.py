@@ -4,7 +4,7 @@ pointed at them, then `auditwheel repair` checks and tags the wheel, grafting no
 
     python -m ci.release.repair_wheel WHEEL DEST_DIR
 
-Reproducible (ci/release/wheel_files.py, SOURCE_DATE_EPOCH). Needs the `repair` dependency group,
+Reproducible (ci/release/wheel_files.py). Needs the `repair` dependency group,
 which cibuildwheel's before-build installs from its lock; its tools are looked up beside this Python.
 """
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from buildsys.cuda_libs import version_renames
 from ci import commands
 from ci.release.elf_versions import rename_versions
-from ci.release.wheel_files import EPOCH, pack, unpack
+from ci.release.wheel_files import pack, reproducible, unpack
 
 log = commands.logger("repair-wheel", sys.stderr)
 
@@ -35,8 +35,7 @@ def tool(name: str) -> list[str]:
 
 
 def run(*cmd: str) -> str:
-    env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))  # auditwheel's timestamps: reproducible
-    return commands.run(cmd, log=log, capture=True, env=env).stdout
+    return commands.run(cmd, log=log, capture=True, **reproducible()).stdout  # auditwheel's bytes too
 
 
 def tool_versions() -> str:

@@ -1,6 +1,7 @@
 """`wheel unpack` and `wheel pack` (the wheel project) with what makes a packed wheel reproducible:
 fixed timestamps (SOURCE_DATE_EPOCH, which wheel pack honours) and file modes 0o644 or 0o755 whatever
-the umask. wheel pack writes the entries in sorted order, the .dist-info last, and a new RECORD."""
+the umask. wheel pack writes the entries in sorted order, the .dist-info last, and a new RECORD.
+`auditwheel repair`, which unpacks and repacks a wheel, runs with the same settings (`reproducible`)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,15 @@ EPOCH = 315532800  # 1980-01-01, the earliest time a ZIP file can hold
 log = commands.logger("wheel-files", sys.stderr)
 
 
+def reproducible() -> dict:
+    """subprocess arguments for a tool that writes a wheel: fixed timestamps, and a fixed umask (the
+    folder entries auditwheel writes take their modes from the folders it unpacked)."""
+    return {"env": dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH)), "umask": 0o022}
+
+
 def _wheel(*args: str) -> None:
-    env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
-    proc = commands.run([sys.executable, "-m", "wheel", *args], log=log, capture=True, check=False, env=env)
+    command = [sys.executable, "-m", "wheel", *args]
+    proc = commands.run(command, log=log, capture=True, check=False, **reproducible())
     if proc.returncode != 0:
         raise SystemExit(f"`wheel {' '.join(args)}` failed:\n{proc.stdout}{proc.stderr}")
 
