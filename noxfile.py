@@ -146,28 +146,28 @@ def tests_gpu(session):
     _report_gpu_part(session, pytest_summary.read(out / pytest_summary.FILE))
 
 
-# An offline CUDA 13 GPU machine, as the GPU check supports it: Python 3.12, CUDA 13 only, no
-# network. What its python3 holds that the check uses; torch 2.11+cu130 is there
-# too but not cheap here (its torch tests skip in the rehearsal); array-api-strict and tqdm come
-# from the carried wheels (ci/dev/gpu-wheels.sh), as they must there.
-DEVICE_PACKAGES = [
+# What a GPU machine's environment holds for the offline GPU check (README, "The GPU check"), at the
+# versions the rehearsal uses: CUDA 13's CuPy and NVRTC, the in-place build's pybind11 and
+# setuptools, the tests' numpy, pytest and scikit-learn. The other test dependencies are the wheels
+# ci/dev/gpu-wheels.sh downloads; PyTorch is optional (its tests skip).
+GPU_MACHINE_PACKAGES = [
     "numpy==2.5.*",
     "pybind11",
     "setuptools",
     "pip",
     "pytest>=8",
-    "pytest-xdist",
     "scikit-learn",
     "cupy-cuda13x==14.2.*",
     "nvidia-cuda-nvrtc==13.0.88",
 ]
+GPU_REHEARSAL_PYTHON = "3.12"  # the oldest numpy 2.5 supports; a newer one with `--force-python 3.X`
 
 
-@nox.session(python="3.12", tags=["ci"], default=False)
+@nox.session(python=GPU_REHEARSAL_PYTHON, tags=["ci"], default=False)
 def gpu_rehearsal(session):
-    """ci/release/gpu_check.py as an offline CUDA 13 GPU machine runs it, here without a GPU (ci/dev/gpu_rehearsal.py):
-    fails if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
-    session.install(*DEVICE_PACKAGES)
+    """The offline GPU check on a CUDA 13 toolkit, here without a GPU (ci/dev/gpu_rehearsal.py): fails
+    if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
+    session.install(*GPU_MACHINE_PACKAGES)
     session.run("python", "-m", "ci.dev.gpu_rehearsal", *session.posargs)
 
 

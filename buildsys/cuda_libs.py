@@ -1,20 +1,8 @@
-"""The CUDA runtime libraries of the pytinytensor-cuNN release wheels, published once per
-architecture in a Python-independent distribution instead of inside every per-Python wheel.
-
-This is the one place that names that distribution, its version, what goes into it and the names
-its libraries carry. ci/release/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it
-(TINYTENSOR_CUDA_LIBS=dist), ci/release/repair_wheel.py points the extension at its libraries, and the
-installed package's manifest tells tinytensor what to load (see the README, "How the GPU
-libraries are found"). The distribution holds data only (the libraries, manifest.json): the code
-that loads them is tinytensor's (tinytensor/cuda/extension.py), so a fix to it is a release of the
-small per-Python wheels, not of this one.
-
-Why renamed libraries: the extension's DT_NEEDED entries name `libcublas-tinytensor.so.12`, a
-name no other CUDA install uses, so another CUDA's `libcublas.so.12` on LD_LIBRARY_PATH, or one
-already loaded by another library, can never stand in for ours. Why renamed symbol versions
-(`cublasSgemm_v2@@TT_CUBLAS_12`): a cuBLAS that another package loaded into the global scope
-defines the same symbols under NVIDIA's version names, and would otherwise answer our calls
-(ci/release/elf_versions.py says why this replaces RTLD_DEEPBIND).
+"""The one definition of pytinytensor-cuNN-libs, the CUDA runtime libraries of the release wheels
+published once per architecture: its name, version, sources, the renamed names of its libraries and
+their symbol versions, and the NVRTC it requires (README, "How the GPU libraries are found").
+ci/release/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it, and
+ci/release/repair_wheel.py points the extension at it.
 """
 
 from __future__ import annotations

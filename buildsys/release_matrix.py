@@ -1,21 +1,8 @@
-"""What a release publishes, declared once: the distributions, the CPython versions and the
-architectures their wheels are built for, and each CUDA variant's library distribution.
-
-Everything else reads this (standard library only, Python >= 3.11, importable from a checkout or an
-sdist): setup.py (the supported Pythons), the noxfile (the test matrix), the release's file table
-(ci/release/release_manifest.py), the wheel contract (ci/release/check_wheel.py), the rehearsal
-(ci/dev/rehearsal), the workflow checks; tests/tooling/test_release_matrix.py fails when release.yml's or
-[tool.cibuildwheel]'s matrices disagree with it.
-
-A release publishes:
-- `pytinytensor`: an sdist and a py3-none-any wheel without the extension (CPU; the sdist builds
-  the extension where a CUDA toolkit is found, `pip install --no-binary pytinytensor`)
-- per CUDA variant (`pytinytensor-cu12`): an sdist, a wheel per CPython x architecture at the
-  manylinux floor, and the variant's library distribution (`pytinytensor-cu12-libs`, one
-  Python-independent wheel per architecture; its pins are buildsys/cuda_libs.py's)
-
-Adding a CUDA variant is one CudaRelease entry here, its LibsDist in buildsys/cuda_libs.py, and its
-toolchain pins (ci/release/cudaNN-versions.env, ci/release/locks/cuda-libs-cuNN.txt).
+"""What a release publishes, declared once: the distributions, the CPythons and architectures of
+their wheels, the manylinux floor, and each CUDA variant with its library distribution (README,
+"Release"). setup.py, the noxfile, the release's file table, the wheel contract, the placeholders
+and the rehearsal read it; tests/tooling/test_release_matrix.py holds the workflows to it. Standard library
+only, importable from a checkout or an sdist.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ list of environment-variable names, absolute paths, and the word "pip"):
 "pip" means the nvidia-* wheels importable by the building interpreter (nvidia/cuda_runtime,
 nvidia/cublas, nvidia/cuda_nvcc, and CUDA 13's nvidia/cu13). Each component is taken from the first
 place that has it *in the required CUDA major*; a component of another major is refused and the
-refusal is reported, never silently used (this machine's own nvcc is CUDA 13, for example).
+refusal is reported, never silently used (a cu12 build refuses a CUDA 13 nvcc, for example).
 A variable of the search that names a folder that does not exist (a mistyped CUDA_HOME) is an
 error naming it, never a reason to go on to the next place.
 """

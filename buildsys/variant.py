@@ -73,10 +73,11 @@ class Variant:
 
 
 def cuda_runtime_requires(major: int) -> list[str]:
-    """What the GPU path loads at run time besides the wheel's own bundled cudart and cuBLAS.
+    """What the GPU path loads at run time besides the extension's cudart and cuBLAS (a release
+    wheel's come from pytinytensor-cuNN-libs, a source build's from its toolkit).
 
-    CuPy compiles its elementwise kernels with NVRTC, which cupy-cudaNNx does not ship; cuBLAS is
-    not needed from CuPy because GPU matmuls go through the extension's bundled copy.
+    CuPy compiles its elementwise kernels with NVRTC, which cupy-cudaNNx does not ship; CuPy's own
+    cuBLAS is not needed, because GPU matmuls go through the extension's.
     """
     nvrtc = "nvidia-cuda-nvrtc-cu12>=12.0,<13" if major == 12 else f"nvidia-cuda-nvrtc>={major}.0,<{major + 1}"
     return [f"cupy-cuda{major}x>=14", nvrtc]  # CuPy 13 does not find NVRTC from pip's wheels

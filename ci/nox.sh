@@ -19,7 +19,7 @@ if [ ! -f "$stamp" ]; then
 fi
 export PATH="$tools/bin:$PATH"
 # The release matrix's newest CPython (buildsys/release_matrix.py), for tests_cpu and the cp314
-# wheel, where this machine has none (ci/dev/install-python.sh: Debian testing's build, bundled).
+# wheel, where none is installed (ci/dev/install-python.sh: Debian testing's build, bundled).
 if ! command -v python3.14 >/dev/null && ! compgen -G "$HOME/.pyenv/versions/3.14.*/bin/python3.14" >/dev/null \
   && command -v apt-get >/dev/null; then
   ci/dev/install-python.sh 3.14 >/dev/null

@@ -1,12 +1,13 @@
-"""A CUDA 13 toolkit and cuBLAS 13 for builds on a machine without a GPU (a GPU machine with only
-CUDA 13 builds the extension against it, so the build must work with it too).
+"""A CUDA 13 toolkit and cuBLAS 13 for builds without a GPU: the offline GPU check builds the
+extension against a GPU machine's own CUDA 13, so the build must work with CUDA 13 too.
 
     python -m ci.dev.cuda13 toolkit [--from-pip]   # prints a CUDA_HOME whose nvcc is release 13
     python -m ci.dev.cuda13 cublas                 # prints a folder holding nvidia/cu13 (cuBLAS 13)
 
-The toolkit is $CUDA_HOME or /usr/local/cuda-13.0 when they are CUDA 13, else (or with
---from-pip) one assembled in the cache from PyPI's CUDA 13.0 wheels, whose nvidia-cuda-nvcc does
-ship nvcc (the CUDA 12 one does not). cuBLAS 13 comes from PyPI's wheel, unpacked in the cache.
+The toolkit is the first of $CUDA_HOME, /usr/local/cuda-13.0 and /usr/local/cuda whose nvcc is
+CUDA 13, else (or with --from-pip) one assembled in the cache from PyPI's CUDA 13.0 wheels, whose
+nvidia-cuda-nvcc does ship nvcc (the CUDA 12 one does not). cuBLAS 13 comes from PyPI's wheel,
+unpacked in the cache.
 """
 
 from __future__ import annotations

@@ -1,29 +1,29 @@
 #!/usr/bin/env bash
-# The pure-Python wheels the test suite needs that an offline GPU machine (Python 3.12, no network)
-# lacks, downloaded here into .gpu-wheels/ (ignored by git), for a device command to name in
-# `carry` and `ci/release/gpu_check.py --wheels .gpu-wheels` to install offline.
+# The pure-Python wheels of the test dependencies that a GPU machine's environment may lack, for an
+# offline GPU check (`ci/release/gpu_check.py --wheels DEST`, README): downloaded here into DEST
+# (default .gpu-wheels/, ignored by git), at the versions of ci/release/locks/gpu-smoke.txt.
 #
-#   array-api-strict  the "strict:device1" fake device of the op suite (tests/library/conftest.py); not there
-#   tqdm              tinytensor's dependency for progress bars (tests/library/test_utils.py); listed as
-#                     there in 2026-11, carried anyway (80 kB) so the check does not depend on it
+#   ci/dev/gpu-wheels.sh [DEST [PYTHON_VERSION]]   # PYTHON_VERSION: the GPU machine's (default: $PYTHON's)
 #
-# Their only requirement, numpy, is on that machine. Versions are pinned; one version of each is
-# kept (two would stop the install). About 0.3 MB in all: far below the 64 MiB a run may carry.
+# The GPU machine must have numpy, pytest, scikit-learn, CuPy and NVRTC for its CUDA, and pybind11
+# and setuptools for the in-place build. One version of each wheel is kept (two would stop the install).
 set -euo pipefail
-PINS=(array-api-strict==2.6.1 tqdm==4.70.1)
+NAMES=(array-api-strict tqdm pytest-timeout wheel)
 cd "$(dirname "$0")/../.."
 dest=${1:-.gpu-wheels}
 python=${PYTHON:-python3}
+version=${2:-$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')}
 mkdir -p "$dest"
 
 keep=()
-for pin in "${PINS[@]}"; do
-  name=${pin%%==*} version=${pin#*==}
-  prefix="${name//-/_}-$version-"
+for name in "${NAMES[@]}"; do
+  pin=$(grep -m1 -i "^$name==" ci/release/locks/gpu-smoke.txt | cut -d' ' -f1) \
+    || { echo "gpu-wheels: $name is not in ci/release/locks/gpu-smoke.txt" >&2; exit 1; }
+  prefix="${name//-/_}-${pin#*==}-"
   keep+=("$prefix")
   if ! compgen -G "$dest/$prefix*.whl" >/dev/null; then
     "$python" -m pip download -q --disable-pip-version-check --no-deps --only-binary :all: \
-      --python-version 3.12 --implementation cp -d "$dest" "$pin"
+      --python-version "$version" --implementation cp -d "$dest" "$pin"
   fi
 done
 # drop any other wheel (an older pin) so exactly one version of each travels

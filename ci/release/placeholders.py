@@ -13,7 +13,7 @@ installing it can never shadow `tinytensor`. The wheel is reproducible (fixed ti
 
 With --index-url (the index's simple API), a name whose project page answers already exists there
 and gets no placeholder. With $GITHUB_OUTPUT set, `placeholders=N` (the wheels written) goes
-there. Standard library only.
+there. Needs the wheel project (`wheel pack`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from buildsys.release_matrix import CUDA_RELEASES, SDISTS
 from ci.release import publish  # the simple API lookups
-from ci.release.wheel_files import write_wheel
+from ci.release.wheel_files import pack
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.0.0a0"
@@ -68,10 +68,6 @@ def metadata(name: str, release: str) -> str:
     return "".join(f"{key}: {value}\n" for key, value in headers) + "\n" + body
 
 
-def wheel_name(name: str) -> str:
-    return f"{re.sub(r'[-_.]+', '_', name).lower()}-{VERSION}-{TAG}.whl"
-
-
 def build(name: str, out: Path, release: str) -> Path:
     """The placeholder wheel of `name` in `out`: METADATA, WHEEL and RECORD, nothing else."""
     with tempfile.TemporaryDirectory(prefix="placeholder-") as tmp:
@@ -81,9 +77,7 @@ def build(name: str, out: Path, release: str) -> Path:
         (info / "WHEEL").write_text(
             f"Wheel-Version: 1.0\nGenerator: ci/release/placeholders.py\nRoot-Is-Purelib: true\nTag: {TAG}\n"
         )
-        path = out / wheel_name(name)
-        write_wheel(Path(tmp), path)  # RECORD, fixed timestamps: the same bytes on every build
-    return path
+        return pack(Path(tmp), out)  # RECORD, fixed timestamps: the same bytes on every build
 
 
 def main(argv=None) -> int:

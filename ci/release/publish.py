@@ -1,36 +1,12 @@
-"""Publishing a release's files in an order that never leaves the index broken, and again after a
-failure until it is all there.
+"""Publishing in an order that never leaves an index broken, and again after a failure until all is
+there (README, "Publishing"): `plan` skips what the index already holds with the same sha256, fails
+on any other file under a taken name, and stages the library wheels before the packages that
+require them; `wait` holds until the index serves a stage.
 
     python -m ci.release.publish plan --index-url SIMPLE_URL --dir dist --out stages
     python -m ci.release.publish wait --index-url SIMPLE_URL --dir stages/1-libraries [--timeout 600] [--interval 10]
 
-Every pytinytensor-cuNN wheel requires its library wheel (pytinytensor-cuNN-libs) at one exact
-version. Uploaded in one go, the per-Python wheels come first, and a library wheel refused after
-them (e.g. for its size) leaves wheels on the index that no install can satisfy, under file names
-the index never takes again. So the uploader (release.yml's publish jobs, the rehearsal) uploads
-in stages: 1-libraries (pytinytensor_cu*_libs-*.whl), then `wait` until the index serves them,
-then 2-packages (everything else).
-
-`plan` looks up every file of --dir on the index's simple API (<SIMPLE_URL>/<project>/, PEP 503
-HTML or PEP 691 JSON, each file with its sha256), so that a re-run of a partly published release
-converges:
-- the same name with the same sha256: already published, skipped
-- the same name with another sha256, or with no sha256 to compare: fails. An index never takes a
-  file name twice, and these bytes were not published
-- not there, but the index holds the same version of that project for the same Python and
-  architecture under other platform tags (or another sdist of that version): fails; two builds of
-  one version would be installable side by side
-- otherwise: hard-linked (or copied) into --out/1-libraries or --out/2-packages, to be uploaded
-A failure names each file and the fix (the library wheel: a .postN version in buildsys/cuda_libs.py;
-the others: a new release version) and writes nothing. With $GITHUB_OUTPUT set, it records
-libraries=N and packages=M (the files in each stage) there.
-
-`wait` polls until every distribution in --dir is listed with its sha256; on timeout it exits 1
-naming what is missing. Files the uploader adds beside them (*.publish.attestation) are not
-distributions and are ignored. An empty --dir returns at once.
-
-Standard library only, Python >= 3.11 (it runs before and without the release tools); the index
-comes from --index-url only.
+Standard library only (it runs before and without the release tools).
 """
 
 from __future__ import annotations
@@ -203,6 +179,11 @@ def link_or_copy(source: Path, dest: Path) -> None:
 
 
 def cmd_plan(args) -> int:
+    """Each file of --dir against the index's simple API (PEP 503 or 691, with sha256s): the same name
+    and sha256 is skipped; another sha256 (or none to compare) under that name fails, as does the same
+    version of the project for the same Python and architecture under other platform tags; anything
+    else goes into --out/1-libraries or --out/2-packages. On a failure it names each file and the fix
+    and writes nothing; $GITHUB_OUTPUT gets libraries=N and packages=M."""
     out: Path = args.out
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise SystemExit(
@@ -272,6 +253,8 @@ def cmd_plan(args) -> int:
 
 
 def cmd_wait(args) -> int:
+    """Until the index lists every distribution of --dir with its sha256 (what the uploader adds beside
+    them, *.publish.attestation, is ignored); exit 1 on timeout, naming what is missing."""
     files = (
         sorted(p for p in args.dir.iterdir() if p.is_file() and is_distribution(p.name)) if args.dir.is_dir() else []
     )

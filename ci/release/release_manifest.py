@@ -1,22 +1,10 @@
-"""The release's files in one place: which files each building job of release.yml must produce,
-the sha256 manifest each of those jobs records (a job output and a fixed-name artifact), and the
-check every job that installs or publishes them runs first.
+"""The release's files in one place: which files each building job of release.yml produces, the
+sha256 manifest each such job records (a job output and a fixed-name artifact), and the check every
+later job runs before it installs or publishes them (README, "Security").
 
     release_manifest.py expected --tag v2.0.0                  # every file a release publishes
-        # (a file name, or for the CUDA library wheel a pattern: see expected_by_job)
     release_manifest.py record --tag v2.0.0 --job sdist FILE...
-        # checks FILE... is exactly that job's expected set, writes manifest-sdist.json and sets the
-        # step output manifest_sdist (the compact JSON) in $GITHUB_OUTPUT
     release_manifest.py verify --tag v2.0.0 --dir dist [--job JOB]... [--manifests DIR] [--sums FILE]
-        # the manifests come from environment variables MANIFEST_<JOB> (the building jobs' outputs;
-        # e.g. MANIFEST_WHEELS_X86_64); with --manifests, each fixed-name manifest artifact must
-        # equal its job output. Refuses unless --dir holds exactly the expected files of the jobs
-        # (all jobs unless --job is given), each with the sha256 its building job recorded.
-
-Job outputs are the anchor: a job's outputs are set only by that job, while the run's artifacts can
-be replaced by any job holding the run's artifact token (the self-hosted GPU runner among them).
-A matrix job's outputs are combined across its entries, so each entry sets its own name
-(manifest_wheels_x86_64, manifest_wheels_aarch64, manifest_cuda_libs_x86_64, ...).
 """
 
 from __future__ import annotations
@@ -104,6 +92,8 @@ def exactly(names: list[str], entries: list[str | re.Pattern[str]]) -> bool:
 
 
 def output_name(job: str) -> str:
+    """The job output holding a job's manifest: a matrix job's outputs are combined across its
+    entries, so each entry sets its own (manifest_wheels_x86_64, manifest_cuda_libs_aarch64, ...)."""
     return "manifest_" + job.replace("-", "_")
 
 
@@ -167,6 +157,10 @@ def cmd_record(args) -> int:
 
 
 def cmd_verify(args) -> int:
+    """--dir must hold exactly the expected files of the jobs (all unless --job is given), each with the
+    sha256 in its job's output (environment variable MANIFEST_<JOB>); with --manifests, each
+    manifest artifact must equal that output too. Job outputs are the anchor: only their job sets
+    them, while any job holding the run's artifact token can replace an artifact."""
     expected = expected_by_job(version_of(args.tag))
     jobs = args.job or sorted(expected)
     for job in jobs:

