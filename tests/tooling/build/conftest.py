@@ -2,8 +2,9 @@
 
 These tests build for real (nvcc, a C++ compiler, fresh virtual environments) and take minutes,
 so they run in `nox -s build_faults` (which sets TT_BUILD_TESTS=1) rather than with the unit
-tests. Toolkits: the project's pinned CUDA 12 from ci/release/install-cuda12.sh, and CUDA 13 from this
-machine's /usr/local/cuda completed with PyPI's cuBLAS 13 wheel.
+tests. Toolkits: the project's pinned CUDA 12 from ci/release/install-cuda12.sh, and a CUDA 13 toolkit
+without cuBLAS at /usr/local/cuda, completed with PyPI's cuBLAS 13 wheel (tests that need it skip
+without it).
 """
 
 from __future__ import annotations
@@ -54,11 +55,11 @@ def cuda12() -> Path:
 
 @pytest.fixture(scope="session")
 def cuda13_parts() -> tuple[Path, Path]:
-    """(this machine's CUDA 13 toolkit, a folder holding PyPI's cuBLAS 13) or skip."""
+    """(the CUDA 13 toolkit at /usr/local/cuda, a folder holding PyPI's cuBLAS 13) or skip."""
     local = Path("/usr/local/cuda")
     version = subprocess.run([str(local / "bin" / "nvcc"), "--version"], capture_output=True, text=True)
     if version.returncode != 0 or "release 13." not in version.stdout:
-        pytest.skip(reason="no CUDA 13 toolkit at /usr/local/cuda on this machine")
+        pytest.skip(reason="no CUDA 13 toolkit at /usr/local/cuda")
     root = cuda13.cublas()
     return local, root / "nvidia" / "cu13"
 

@@ -224,7 +224,7 @@ def test_cuda13_refused_by_the_cu12_build(sdist, cuda13_parts, tmp_path):
 
 
 def test_incomplete_cuda13_makes_the_forgiving_build_cpu_only(sdist, cuda13_parts, tmp_path):
-    local, _ = cuda13_parts  # this machine's CUDA 13 has no cuBLAS
+    local, _ = cuda13_parts  # a CUDA 13 toolkit without cuBLAS
     forgiving(sdist, tmp_path, _env(TINYTENSOR_CUDA_SEARCH=str(local)), ["libcublas (CUDA 13) not found"])
 
 
@@ -328,7 +328,7 @@ def test_cu12_sdist_builds_the_strict_variant_with_no_variable(cu12_sdist, cuda1
 
 
 def test_cu12_sdist_without_cuda12_fails_naming_why(cu12_sdist, tmp_path):
-    status, log, wheel = build_wheel(cu12_sdist, tmp_path, _env())  # this machine: CUDA 13 only
+    status, log, wheel = build_wheel(cu12_sdist, tmp_path, _env())  # no CUDA 12 toolchain on the search path
     assert status != 0 and wheel is None, log
     assert "ERROR: cannot build the CUDA extension of pytinytensor-cu12" in log and "fix:" in log, log
     assert WARNING not in log  # never a silent CPU-only pytinytensor-cu12

@@ -143,13 +143,13 @@ def test_nvrtc_loads_and_compiles_for_cupy():
 
 
 def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
-    """Another CUDA's libcudart (this machine's CUDA 13, the toolkit's own 12.x) on LD_LIBRARY_PATH
+    """Another CUDA's libcudart (a CUDA 13 toolkit's, or the CUDA 12 toolkit's own) on LD_LIBRARY_PATH
     must not replace ours: tinytensor loads them by path, and their names are our own."""
     hostile = sorted(set(os.path.dirname(p) for p in glob.glob("/usr/local/cuda*/lib64/libcudart.so*")))
     cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
     hostile += [str(d) for d in cache.glob("cuda-12*/lib64") if d.is_dir()]
     if not hostile:
-        pytest.skip(reason="no other CUDA libraries on this machine to put on LD_LIBRARY_PATH")
+        pytest.skip(reason="no other CUDA libraries found to put on LD_LIBRARY_PATH")
     found = _probe({"LD_LIBRARY_PATH": ":".join(hostile)})
     _assert_from_libs_distribution(found["libs"])
 
@@ -178,7 +178,7 @@ def test_a_cublas_another_package_loaded_globally_does_not_answer():
     (TT_CUBLAS_12), so the library wheel's cuBLAS answers."""
     folder = _other_cuda12()
     if folder is None:
-        pytest.skip(reason="no other CUDA 12 cuBLAS on this machine to load first")
+        pytest.skip(reason="no other CUDA 12 cuBLAS found to load first")
     preload = _preload_globally(folder)
     # the other cuBLAS's version (MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL), as the extension reports one
     other = _run(
@@ -209,7 +209,7 @@ def test_every_cuda_symbol_binds_inside_our_files_with_another_cuda_loaded_globa
     loader's own log (LD_DEBUG=bindings) says where each went."""
     folder = _other_cuda12()
     if folder is None:
-        pytest.skip(reason="no other CUDA 12 cudart and cuBLAS on this machine to load first")
+        pytest.skip(reason="no other CUDA 12 cudart and cuBLAS found to load first")
     env = dict(os.environ, LD_BIND_NOW="1", LD_DEBUG="bindings")
     code = (
         _preload_globally(folder)
