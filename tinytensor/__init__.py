@@ -4,6 +4,7 @@
 ``cuda_unavailable_reason()`` says why it is False and how to fix it.
 """
 
+import builtins
 from typing import TYPE_CHECKING
 
 from . import data, nn, optim, utils
@@ -40,6 +41,7 @@ surface.install(Tensor)
 _FUNCTIONS = surface.functions("tt")
 globals().update(_FUNCTIONS)
 if TYPE_CHECKING:  # their signatures, generated from that table
+    from ._activations import *  # noqa: F403
     from ._surface import *  # noqa: F403
 
 # dtype names, as PyTorch spells them (tt.float32, tt.long, ...): strings every dtype argument takes
@@ -48,7 +50,7 @@ int32, int64 = "int32", "int64"
 half, float, double, int, long, bool = "float16", "float32", "float64", "int32", "int64", "bool"
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> builtins.bool:  # HAS_CUDA; tt.bool is a dtype name here
     # HAS_CUDA is a module attribute computed on first use (PEP 562), so `import tinytensor`
     # stays fast and does not import CuPy.
     if name == "HAS_CUDA":

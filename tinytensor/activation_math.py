@@ -2,8 +2,9 @@
 
 The ops (``tt.gelu``, ``Tensor.gelu``, ``nn.functional.gelu``), the backends' fused linear paths
 (``Linear(activation="gelu")``) and nn's modules all read this table. Adding an activation is an
-entry here and a module in ``nn/activations.py``; the CUDA extension may also fuse it with the bias
-add (``csrc/cuda_gpu.cu``), otherwise the GPU runs the forms below through CuPy.
+entry here, a module in ``nn/activations.py`` and the regenerated ``_activations.pyi``
+(``python -m ci.dev.surface_stubs``); the CUDA extension may also fuse it with the bias add
+(``csrc/cuda_gpu.cu``), otherwise the GPU runs the forms below through CuPy.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """Write the type stubs of Tensor's operator surface from its one declaration (tinytensor/ops/surface.py):
-``tinytensor/_surface.pyi`` (Tensor's op methods and the ``tt.*`` functions) and
-``tinytensor/nn/functional.pyi``. ``--check`` writes nothing and fails when either is out of date.
+``tinytensor/_surface.pyi`` (Tensor's op methods and the ``tt.*`` functions), ``tinytensor/_activations.pyi``
+(the same for the activations) and ``tinytensor/nn/functional.pyi``. ``--check`` writes nothing and
+fails when one is out of date.
 
     python -m ci.dev.surface_stubs [--check]
 """
@@ -45,32 +46,42 @@ def _def(name: str, fn, *, first: str | None = None, indent: str = "") -> str:
     return f"{indent}def {name}{_signature(fn, first=first)} -> {returns}: ...{ignore}\n"
 
 
-def _functions(ops, namespace: str) -> str:
-    chosen = [op for op in ops if getattr(op, namespace)]
-    text = "__all__ = [\n" + "".join(f'    "{op.name}",\n' for op in chosen) + "]\n\n"
+def _functions(ops, *, listed: bool = True) -> str:
+    text = "__all__ = [\n" + "".join(f'    "{op.name}",\n' for op in ops) + "]\n\n" if listed else ""
     # the module-level form's first argument is ``input`` where it converts it (tensor.accepts_arrays)
-    return text + "".join(_def(op.name, op.fn, first="input" if op.converts_first else None) for op in chosen)
+    return text + "".join(_def(op.name, op.fn, first="input" if op.converts_first else None) for op in ops)
+
+
+def _methods(ops) -> str:
+    return "".join(_def(name, op.fn, first="self", indent="    ") for op in ops for name in op.methods)
 
 
 def stubs() -> dict:
-    """{path: text} of both stubs, from the table of the tinytensor this process imports (run from
-    the repository root: the checkout's)."""
+    """{path: text} of the stubs, from the table of the tinytensor this process imports (run from the
+    repository root: the checkout's). The activations (activation_math.ACTIVATIONS: methods, tt.* and
+    nn.functional.*) have a stub of their own, so that adding one changes only that generated file."""
+    from tinytensor.activation_math import ACTIVATIONS
     from tinytensor.ops import surface
 
-    methods = "".join(_def(name, op.fn, first="self", indent="    ") for op in surface.OPS for name in op.methods)
+    activations = [op for op in surface.OPS if op.name in ACTIVATIONS]
+    others = [op for op in surface.OPS if op.name not in ACTIVATIONS]
     properties = "".join(f"    @property\n    def {name}(self) -> Tensor: ...\n" for name in surface.PROPERTIES)
-    package = (
-        HEADER
-        + "from .tensor import Tensor\n\n"
-        + _functions(surface.OPS, "tt")
-        + "\nclass TensorOps:\n"
-        + methods
-        + properties
-    )
-    functional = HEADER + "from ..tensor import Tensor\n\n" + _functions(surface.OPS, "functional")
     return {
-        ROOT / "tinytensor" / "_surface.pyi": package,
-        ROOT / "tinytensor" / "nn" / "functional.pyi": functional,
+        ROOT / "tinytensor" / "_activations.pyi": HEADER
+        + "from .tensor import Tensor\n\n"
+        + _functions(activations)
+        + "\nclass ActivationMethods:\n"
+        + _methods(activations),
+        ROOT / "tinytensor" / "_surface.pyi": HEADER
+        + "from ._activations import ActivationMethods\nfrom .tensor import Tensor\n\n"
+        + _functions([op for op in others if op.tt])
+        + "\nclass TensorOps(ActivationMethods):\n"
+        + _methods(others)
+        + properties,
+        # no __all__: the module is this stub's defs and the activations it re-exports
+        ROOT / "tinytensor" / "nn" / "functional.pyi": HEADER
+        + "from .._activations import *\nfrom ..tensor import Tensor\n\n"
+        + _functions([op for op in others if op.functional], listed=False),
     }
 
 

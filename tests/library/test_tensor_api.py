@@ -175,9 +175,10 @@ def test_quickstart_from_the_readme():
 
 
 def test_type_stubs_declare_exactly_the_installed_surface():
-    """_surface.pyi and nn/functional.pyi (py.typed is shipped) are generated from ops/surface.py:
-    Tensor, tt and nn.functional have exactly the methods and functions the stubs declare, and
-    each has the parameters its stub names."""
+    """The stubs (py.typed is shipped) are generated from ops/surface.py: Tensor, tt and nn.functional
+    have exactly the methods and functions they declare, each with the parameters its stub names.
+    _activations.pyi declares the activations for all three, _surface.pyi the rest of Tensor and tt,
+    nn/functional.pyi the rest of nn.functional."""
     import ast
     import inspect
     from pathlib import Path
@@ -187,32 +188,35 @@ def test_type_stubs_declare_exactly_the_installed_surface():
 
     package = Path(tt.__file__).parent
 
-    def declared(tree_body):
-        return {node.name: node for node in tree_body if isinstance(node, ast.FunctionDef)}
+    def parsed(path):
+        return ast.parse((package / path).read_text()).body
+
+    def functions(*paths):
+        return {node.name: node for path in paths for node in parsed(path) if isinstance(node, ast.FunctionDef)}
+
+    def class_methods(path, name):
+        (cls,) = [node for node in parsed(path) if isinstance(node, ast.ClassDef) and node.name == name]
+        return {node.name: node for node in cls.body if isinstance(node, ast.FunctionDef)}
 
     def names(node: ast.FunctionDef):
         a = node.args  # in inspect.signature's order
         listed = [*a.posonlyargs, *a.args, a.vararg, *a.kwonlyargs, a.kwarg]
         return [arg.arg for arg in listed if arg is not None]
 
-    stub = ast.parse((package / "_surface.pyi").read_text())
-    (ops_class,) = [node for node in stub.body if isinstance(node, ast.ClassDef) and node.name == "TensorOps"]
-    methods = declared(ops_class.body)
+    methods = class_methods("_surface.pyi", "TensorOps") | class_methods("_activations.pyi", "ActivationMethods")
     assert set(methods) == {name for op in surface.OPS for name in op.methods} | set(surface.PROPERTIES)
     for name, node in methods.items():
         if name in surface.PROPERTIES:
             assert isinstance(vars(tt.Tensor)[name], property), name
             continue
-        fn = vars(tt.Tensor)[name]
-        assert names(node) == ["self", *list(inspect.signature(fn).parameters)[1:]], name
+        assert names(node) == ["self", *list(inspect.signature(vars(tt.Tensor)[name]).parameters)[1:]], name
 
-    for module, path in ((tt, "_surface.pyi"), (F, "nn/functional.pyi")):
-        functions = declared(ast.parse((package / path).read_text()).body)
-        namespace = "tt" if module is tt else "functional"
-        assert set(functions) == {op.name for op in surface.OPS if getattr(op, namespace)}, path
-        for name, node in functions.items():
-            assert name in module.__all__, (path, name)
-            assert list(inspect.signature(getattr(module, name)).parameters)[1:] == names(node)[1:], (path, name)
+    for module, namespace, stub in ((tt, "tt", "_surface.pyi"), (F, "functional", "nn/functional.pyi")):
+        declared = functions(stub, "_activations.pyi")
+        assert set(declared) == {op.name for op in surface.OPS if getattr(op, namespace)}, stub
+        for name, node in declared.items():
+            assert name in module.__all__, (stub, name)
+            assert list(inspect.signature(getattr(module, name)).parameters)[1:] == names(node)[1:], (stub, name)
 
 
 def test_type_stubs_are_what_the_generator_writes():

@@ -3,8 +3,8 @@ whether it is also ``tt.<name>`` and ``nn.functional.<name>``.
 
 ``install`` puts the methods on Tensor; ``functions`` builds the two namespaces (their forms take an
 array or Python data as the first argument too, unless the op reads its arguments itself);
-``tinytensor/_surface.pyi`` and ``nn/functional.pyi``, the signatures for type checkers and
-editors, are generated from this table (``python -m ci.dev.surface_stubs``).
+``tinytensor/_surface.pyi``, ``_activations.pyi`` and ``nn/functional.pyi``, the signatures for
+type checkers and editors, are generated from this table (``python -m ci.dev.surface_stubs``).
 """
 
 from __future__ import annotations
