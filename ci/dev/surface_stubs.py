@@ -11,8 +11,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-
-from ci.project_paths import ROOT
+from pathlib import Path
 
 HEADER = (
     "# Generated from tinytensor/ops/surface.py by `python -m ci.dev.surface_stubs`: do not edit.\n"
@@ -57,29 +56,32 @@ def _methods(ops) -> str:
 
 
 def stubs() -> dict:
-    """{path: text} of the stubs, from the table of the tinytensor this process imports (run from the
-    repository root: the checkout's). The activations (activation_math.ACTIVATIONS: methods, tt.* and
+    """{path: text} of the stubs beside the tinytensor this process imports, from its table (run from
+    the repository root: the checkout's). The activations (activation_math.ACTIVATIONS: methods, tt.* and
     nn.functional.*) have a stub of their own, so that adding one changes only that generated file."""
+    import tinytensor
     from tinytensor.activation_math import ACTIVATIONS
     from tinytensor.ops import surface
+
+    package = Path(tinytensor.__file__).parent
 
     activations = [op for op in surface.OPS if op.name in ACTIVATIONS]
     others = [op for op in surface.OPS if op.name not in ACTIVATIONS]
     properties = "".join(f"    @property\n    def {name}(self) -> Tensor: ...\n" for name in surface.PROPERTIES)
     return {
-        ROOT / "tinytensor" / "_activations.pyi": HEADER
+        package / "_activations.pyi": HEADER
         + "from .tensor import Tensor\n\n"
         + _functions(activations)
         + "\nclass ActivationMethods:\n"
         + _methods(activations),
-        ROOT / "tinytensor" / "_surface.pyi": HEADER
+        package / "_surface.pyi": HEADER
         + "from ._activations import ActivationMethods\nfrom .tensor import Tensor\n\n"
         + _functions([op for op in others if op.tt])
         + "\nclass TensorOps(ActivationMethods):\n"
         + _methods(others)
         + properties,
         # no __all__: the module is this stub's defs and the activations it re-exports
-        ROOT / "tinytensor" / "nn" / "functional.pyi": HEADER
+        package / "nn" / "functional.pyi": HEADER
         + "from .._activations import *\nfrom ..tensor import Tensor\n\n"
         + _functions([op for op in others if op.functional], listed=False),
     }
@@ -94,7 +96,7 @@ def main(argv=None) -> int:
         current = path.read_text() if path.exists() else None
         if current == text:
             continue
-        stale.append(path.relative_to(ROOT))
+        stale.append(path)
         if not args.check:
             path.write_text(text)
     if args.check and stale:

@@ -220,9 +220,10 @@ def test_type_stubs_declare_exactly_the_installed_surface():
 
 
 def test_type_stubs_are_what_the_generator_writes():
-    """The committed stubs are byte for byte what `python -m ci.dev.surface_stubs` writes now."""
+    """The stubs beside the tinytensor under test (a checkout's, or an installed wheel's) are byte for
+    byte what `python -m ci.dev.surface_stubs` writes from its surface."""
     if not (ROOT / "ci" / "dev" / "surface_stubs.py").exists():
-        pytest.skip("outside a checkout: the stub generator is not installed")
+        pytest.skip("the stub generator (ci/dev/surface_stubs.py) is not beside these tests")
     stubs = from_checkout("ci.dev.surface_stubs")
     assert stubs.main(["--check"]) == 0, "run python -m ci.dev.surface_stubs"
 
