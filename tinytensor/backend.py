@@ -70,8 +70,9 @@ class Backend:
         return contextlib.nullcontext()
 
     def kernel(self, spec: tuple):
-        """A compiled elementwise kernel for ``spec`` (in-params, out-params, body, name), or None
-        where this library has none: the caller then runs its array-API reference form."""
+        """The compiled kernel for ``spec``, the library's kernel class and its arguments (e.g.
+        ``("ElementwiseKernel", in_params, out_params, body, name)`` for CuPy), or None where this
+        library compiles none: the caller then runs its array-API form."""
         return None
 
     def sum(self, x, axis=None):
