@@ -12,11 +12,11 @@ import os
 def pytest_report_header(config):
     try:
         import tinytensor
-        from tinytensor.cuda import extension
+        from tinytensor.cuda import install
     except ImportError as exc:  # the build tests run without tinytensor installed
         return [f"tinytensor: not importable here ({exc})"]
 
-    config_text = json.dumps(extension.build_config()) if extension.build_config() else "none (source tree)"
+    config_text = json.dumps(install.build_config()) if install.build_config() else "none (source tree)"
     return [
         f"tinytensor {tinytensor.__version__} from {os.path.dirname(tinytensor.__file__)}",
         f"tinytensor build config: {config_text}",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import tinytensor as tt
-from tinytensor.cuda import extension
+from tinytensor.cuda import install
 from tinytensor.cuda.status import cuda_status
 
 EXPECT = os.environ.get("TINYTENSOR_EXPECT_BACKEND")
@@ -51,7 +51,7 @@ def test_reason_names_each_missing_piece():
 
 @needs_expectation
 def test_build_config_recorded_by_setup():
-    config = extension.build_config()
+    config = install.build_config()
     assert config, "the installed package carries _build_config.json"
     assert config["extension"] == ("built" if EXPECT == "full" else "skipped")
 

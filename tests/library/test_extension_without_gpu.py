@@ -7,7 +7,7 @@ may do this), so no GPU library is needed to reach the device checks.
 
 import pytest
 
-from tinytensor.cuda import extension
+from tinytensor.cuda import extension, install
 from tinytensor.cuda.status import cuda_status
 
 pytestmark = pytest.mark.skipif(
@@ -31,7 +31,7 @@ class CudaArray:
 
 def test_build_info_describes_the_build():
     info = extension.ops.build_info()
-    config = extension.build_config()
+    config = install.build_config()
     assert info["cuda_version"] == config["cuda_version"]
     assert info["cuda_runtime_version"] // 1000 == int(info["cuda_version"].split(".")[0])
     assert [int(a) for a in info["sass_archs"].split(";")] == config["sass_archs"]

@@ -290,10 +290,6 @@ def cuda_status() -> CudaStatus:
     return _probe()
 
 
-def has_cuda() -> bool:
-    return cuda_status().has_cuda
-
-
 def cuda_unavailable_reason() -> str | None:
     """Why ``HAS_CUDA`` is False, with fixes; None when it is True."""
     return cuda_status().reason()

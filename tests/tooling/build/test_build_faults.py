@@ -57,9 +57,9 @@ def install_and_describe(wheel: Path, work: Path) -> dict:
                     "--no-deps", "numpy"], check=True)
     probe = (
         "import json, tinytensor\n"
-        "from tinytensor.cuda import extension\n"
+        "from tinytensor.cuda import extension, install\n"
         "info = dict(extension.ops.build_info()) if extension.ops else None\n"
-        "print(json.dumps({'config': extension.build_config(), 'build_info': info,\n"
+        "print(json.dumps({'config': install.build_config(), 'build_info': info,\n"
         "                  'import_error': extension.IMPORT_ERROR, 'reason': tinytensor.cuda_unavailable_reason()}))\n"
     )
     out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, cwd=work)

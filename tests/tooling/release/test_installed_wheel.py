@@ -23,11 +23,11 @@ if os.environ.get("TT_INSTALLED_WHEEL") != "1":
     pytest.skip(reason="an installed CUDA wheel (TT_INSTALLED_WHEEL=1): release rehearsal", allow_module_level=True)
 
 import tinytensor  # noqa: E402
-from tinytensor.cuda import extension  # noqa: E402
+from tinytensor.cuda import extension, install  # noqa: E402
 
 PACKAGE = Path(tinytensor.__file__).resolve().parent
 SITE = PACKAGE.parent
-CONFIG = extension.build_config()
+CONFIG = install.build_config()
 WANTED = CONFIG.get("cuda_libs") or {}
 LIBS_PACKAGE = SITE / WANTED.get("module", "tinytensor_cu12_libs")
 LIBS = LIBS_PACKAGE / "lib"
