@@ -197,7 +197,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
             if clock > node._stamp:  # something changed in place since this node was made
                 _check_not_modified(node, ctx)
             if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
-                node.grad = backend_of(grad).copy(grad) if node.grad is None else node.grad + grad
+                _add_to_grad(node, backend_of(grad).copy(grad), handed_out)
             parent_grads = ctx[0](grad, *ctx[2:])
             for parent, pgrad in zip(ctx[1], parent_grads):
                 if pgrad is None or not parent.requires_grad:
@@ -212,13 +212,25 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
 
 
 def _accumulate_leaf(leaf, grad, handed_out) -> None:
-    data = leaf.data
+    data = leaf._data
     if grad.dtype is not data.dtype and grad.dtype != data.dtype:  # `is`: the cheap common case
         grad = backend_of(grad).xp.astype(grad, data.dtype)
-    if leaf.grad is None:
+    _add_to_grad(leaf, grad, handed_out)
+
+
+def _add_to_grad(t, grad, handed_out) -> None:
+    """Add ``grad`` into ``t``'s gradient. The first one is stored as the array itself (never one
+    that another tensor's gradient already holds); the ``grad`` property wraps it in a Tensor when
+    first read. Later ones replace the array with the sum, inside that Tensor once it exists, so a
+    ``.grad`` the user holds stays the tensor's gradient."""
+    current = getattr(t, "_grad", None)
+    if current is None:
         if id(grad) in handed_out:
             grad = backend_of(grad).copy(grad)
         handed_out.add(id(grad))
-        leaf.grad = grad
+        t._grad = grad
+    elif hasattr(current, "_ctx"):  # a Tensor (this layer does not import the class)
+        current._data = current._data + grad
+        mark_modified(current)
     else:
-        leaf.grad = leaf.grad + grad
+        t._grad = current + grad

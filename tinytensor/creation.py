@@ -201,4 +201,4 @@ def from_dlpack(obj) -> Tensor:
 
 def backend_name(t: Tensor) -> str:
     """Which array library holds the tensor: 'numpy', 'cupy' or 'array_api_strict'."""
-    return backend_of(t.data).name
+    return backend_of(t._data).name

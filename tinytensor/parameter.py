@@ -15,7 +15,7 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data, requires_grad: bool = True):
-        super().__init__(data.data if isinstance(data, Tensor) else data)
+        super().__init__(data._data if isinstance(data, Tensor) else data)
         if requires_grad:
             self.requires_grad_(True)
 

@@ -26,20 +26,39 @@ _ndarray = np.ndarray
 _generic = np.generic
 _CLOCK = autograd.CLOCK
 
-__all__ = ["Tensor", "wrap", "is_array", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
+__all__ = ["Tensor", "wrap", "grad_array", "clear_grad", "is_array", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
 
 
 def wrap(data, ctx=None) -> Tensor:
     """Fast internal constructor. ``ctx`` is ``(backward, parents)`` for a graph node, else None."""
     if type(data) is not _ndarray and isinstance(data, _generic):
-        data = np.asarray(data)  # numpy returns scalars from 0-d ops; .data stays an ndarray
+        data = np.asarray(data)  # numpy returns scalars from 0-d ops; _data stays an ndarray
     t = _new(Tensor)
-    t.data = data
+    t._data = data
     t._ctx = ctx
     t.requires_grad = ctx is not None
     if ctx is not None:
         t._stamp = _CLOCK[0]
     return t
+
+
+def grad_array(t):
+    """``t``'s gradient array, or None, without making the ``.grad`` Tensor (optimizers' fast path)."""
+    grad = getattr(t, "_grad", None)
+    return grad._data if isinstance(grad, Tensor) else grad
+
+
+def clear_grad(t, set_to_none: bool = True) -> None:
+    """``zero_grad`` for one tensor: drop the gradient, or set it to zeros in place (zeros, not
+    grad * 0: a NaN or infinity must not survive)."""
+    if set_to_none:
+        t._grad = None
+        return
+    grad = t.grad
+    if grad is not None:
+        data = grad._data
+        grad._data = backend_of(data).zeros(data.shape, data.dtype, data)
+        mark_modified(grad)
 
 
 def is_array(value) -> bool:
@@ -60,7 +79,7 @@ def as_array(value, dtype=None, fn: str = "tensor()"):
     ``dtype`` casts, refusing NaN, infinity and out-of-range values for integer dtypes.
     """
     if isinstance(value, Tensor):
-        data = backend_of(value.data).copy(value.data)
+        data = backend_of(value._data).copy(value._data)
     elif isinstance(value, (_ndarray, _generic)):
         dtypes.check_array_dtype(value.dtype, fn)
         data = np.array(value)  # a copy, as torch.tensor makes: later in-place updates stay ours
@@ -110,8 +129,10 @@ class Tensor(TensorOps):
     """
 
     # ``_grad`` stays unset until a gradient arrives (the ``grad`` property reads it as None): every
-    # op makes a tensor, and one store less is measurable on small ones.
-    __slots__ = ("data", "_grad", "requires_grad", "_ctx", "_stamp", "_version", "__weakref__")
+    # op makes a tensor, and one store less is measurable on small ones. Backward stores the
+    # gradient array there; the ``grad`` property wraps it in a Tensor when first read, so an
+    # optimizer that reads ``_grad`` directly never pays for the wrapper.
+    __slots__ = ("_data", "_grad", "requires_grad", "_ctx", "_stamp", "_version", "__weakref__")
     _stamp: int  # set by wrap() on graph nodes (autograd's CLOCK when the node was made)
     _version: list[int]  # the storage's in-place change cell, shared with views (autograd.share_version)
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray + Tensor -> Tensor
@@ -122,7 +143,7 @@ class Tensor(TensorOps):
         array = as_array(data, dtype, "Tensor()")
         if device is not None:
             array = transfer(array, parse_device(device))
-        self.data = array
+        self._data = array
         self._ctx = None
         self.requires_grad = False
         if requires_grad:
@@ -130,35 +151,64 @@ class Tensor(TensorOps):
 
     # ------------------------------------------------------------------ properties
     @property
-    def grad(self):
-        """The gradient array after backward (an array of the same library as ``.data``), or None."""
+    def data(self) -> Tensor:
+        """This tensor's values as a new Tensor, cut from the graph and sharing the storage (as
+        PyTorch's ``.data``): ``w.data.add_(...)`` changes ``w``. Unlike PyTorch's, a change made
+        through it still counts as an in-place change of ``w`` (a graph that saved ``w`` refuses
+        to backpropagate through stale values instead of returning wrong gradients)."""
+        out = wrap(self._data)
+        share_version(self, out)
+        return out
+
+    @data.setter
+    def data(self, value) -> None:
+        """``w.data = other``: ``w`` takes ``other``'s storage (a Tensor or an array), keeping its
+        identity, graph role and ``requires_grad``."""
+        if isinstance(value, Tensor):
+            value = value._data
+        elif not is_array(value):
+            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        self._data = value
+        mark_modified(self)
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient after backward: a Tensor of this tensor's shape on its device, or None."""
         try:
-            return self._grad
+            grad = self._grad
         except AttributeError:
             return None
+        if grad is not None and not isinstance(grad, Tensor):  # autograd stores the array; wrap it once
+            grad = self._grad = wrap(grad)
+        return grad
 
     @grad.setter
-    def grad(self, value):
-        self._grad = value
+    def grad(self, value) -> None:
+        if value is None or isinstance(value, Tensor):
+            self._grad = value
+        elif is_array(value) or isinstance(value, _generic):
+            self._grad = wrap(value)  # the array itself, not a copy, as autograd stores it
+        else:
+            raise TypeError(f"assigned grad expected to be a Tensor or None, got {type(value).__name__}")
 
     @property
     def shape(self) -> tuple:
-        return tuple(self.data.shape)
+        return tuple(self._data.shape)
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def dtype(self):
-        return self.data.dtype
+        return self._data.dtype
 
     def size(self, dim=None):
         """The shape (PyTorch's ``size()``), or the length of axis ``dim``."""
-        shape = tuple(self.data.shape)
+        shape = tuple(self._data.shape)
         if dim is None:
             return shape
         if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
@@ -169,13 +219,13 @@ class Tensor(TensorOps):
 
     def numel(self) -> int:
         n = 1
-        for s in self.data.shape:
+        for s in self._data.shape:
             n *= s
         return n
 
     @property
     def device(self) -> str:
-        return backend_of(self.data).device(self.data)
+        return backend_of(self._data).device(self._data)
 
     @property
     def is_leaf(self) -> bool:
@@ -183,17 +233,17 @@ class Tensor(TensorOps):
 
     @property
     def is_cuda(self) -> bool:
-        return backend_of(self.data).kind == "cuda"
+        return backend_of(self._data).kind == "cuda"
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._data.shape[0]
 
     def __iter__(self):
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __repr__(self) -> str:
         body = np.array2string(self.numpy(), separator=", ", prefix="Tensor(")
@@ -220,7 +270,7 @@ class Tensor(TensorOps):
 
     # ------------------------------------------------------------------ autograd
     def requires_grad_(self, flag: bool = True) -> Tensor:
-        if flag and not backend_of(self.data).is_float(self.data):
+        if flag and not backend_of(self._data).is_float(self._data):
             raise TypeError(f"only floating-point tensors can require gradients, got dtype {self.dtype}")
         if not flag and self._ctx is not None:
             raise RuntimeError("requires_grad cannot be turned off on a non-leaf tensor; use .detach()")
@@ -240,24 +290,24 @@ class Tensor(TensorOps):
         """Compute gradients of this tensor with respect to every leaf that requires grad."""
         if not self.requires_grad:
             raise RuntimeError("backward() on a tensor that does not require grad (no graph was recorded)")
-        backend = backend_of(self.data)
+        backend = backend_of(self._data)
         if grad is None:
             if self.numel() != 1:
                 raise RuntimeError(
                     f"backward() on a tensor of shape {self.shape} needs a grad argument of that shape: "
                     "only a one-element output can create its own gradient"
                 )
-            data = self.data
+            data = self._data
             seed = (
                 backend.asarray(1, data.dtype, data)
                 if data.ndim == 0
                 else backend.full(data.shape, 1, data.dtype, data)
             )
         else:
-            seed = grad.data if isinstance(grad, Tensor) else grad
+            seed = grad._data if isinstance(grad, Tensor) else grad
             if not hasattr(seed, "shape"):
-                seed = backend.asarray(dtypes.from_python(seed, "backward()"), self.data.dtype, self.data)
-            if backend_of(seed) is not backend or backend.device(seed) != backend.device(self.data):
+                seed = backend.asarray(dtypes.from_python(seed, "backward()"), self._data.dtype, self._data)
+            if backend_of(seed) is not backend or backend.device(seed) != backend.device(self._data):
                 raise DeviceError(
                     f"backward(): grad is on {backend_of(seed).device(seed)}, the tensor on {self.device}"
                 )
@@ -272,13 +322,13 @@ class Tensor(TensorOps):
 
     def detach(self) -> Tensor:
         """The same data (and storage), cut from the graph."""
-        out = wrap(self.data)
+        out = wrap(self._data)
         share_version(self, out)
         return out
 
     def clone(self) -> Tensor:
         """A copy of the data that stays in the graph (its gradient flows back to this tensor)."""
-        out = backend_of(self.data).copy(self.data)
+        out = backend_of(self._data).copy(self._data)
         if self.requires_grad and autograd.GRAD_ENABLED[0]:
             return wrap(out, (_identity_backward, (self,)))
         return wrap(out)
@@ -299,7 +349,7 @@ class Tensor(TensorOps):
             else:
                 dtype = arg
         dtype = dtypes.resolve(dtype, "to()")
-        data = self.data
+        data = self._data
         out = data
         if device is not None:
             out = transfer(out, parse_device(device))
@@ -344,7 +394,7 @@ class Tensor(TensorOps):
 
     def numpy(self) -> np.ndarray:
         """A numpy array of the values; copies back from a GPU (or fake) device."""
-        return backend_of(self.data).to_numpy(self.data)
+        return backend_of(self._data).to_numpy(self._data)
 
     def tolist(self):
         return self.numpy().tolist()
@@ -371,16 +421,16 @@ class Tensor(TensorOps):
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
-        if backend_of(self.data).kind != "cpu":
+        if backend_of(self._data).kind != "cpu":
             raise TypeError(f"a tensor on {self.device} cannot become a numpy array implicitly; use .numpy()")
-        return np.asarray(self.data, dtype=dtype)
+        return np.asarray(self._data, dtype=dtype)
 
     # DLPack: zero-copy exchange with torch, CuPy, JAX, numpy.
     def __dlpack__(self, *args, **kwargs):
-        return self.data.__dlpack__(*args, **kwargs)
+        return self._data.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return self.data.__dlpack_device__()
+        return self._data.__dlpack_device__()
 
 
 def _identity_backward(g):

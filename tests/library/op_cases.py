@@ -411,7 +411,7 @@ def run_ours(case: OpCase, variant: int, device: str, dtype=np.float64, seed: in
     for k, (spec, t) in enumerate(zip(specs, inputs, strict=False)):
         if spec.kind == "float":
             assert t.grad is not None, f"{case.name}: no gradient for input {k}"
-            g = wrap(t.grad)  # .grad is an array of the same library as .data
+            g = t.grad
             assert g.device == t.device, f"{case.name}: grad of input {k} on {g.device}, input on {t.device}"
             assert g.shape == t.shape, f"{case.name}: grad shape {g.shape} != input shape {t.shape}"
             assert g.dtype == t.dtype, f"{case.name}: grad dtype {g.dtype} != input dtype {t.dtype}"

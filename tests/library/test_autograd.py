@@ -45,7 +45,7 @@ def test_broadcast_gradient_sums_back_to_input_shape_across_ranks():
 def test_graph_is_freed_after_backward():
     x = tt.Tensor(np.ones(1000), requires_grad=True)
     y = x.exp()
-    y_data = weakref.ref(y.data)
+    y_data = weakref.ref(y._data)
     z = (y * 2.0).sum()
     del y
     gc.collect()

@@ -40,9 +40,9 @@ def test_tensor_dataset_indexes_rows(device):
 
 def test_tensor_dataset_takes_arrays_without_copying(device):
     x, y = _xy(device)
-    ds = TensorDataset(x.data, y.data)  # raw numpy / array_api_strict / CuPy arrays
+    ds = TensorDataset(x._data, y._data)  # raw numpy / array_api_strict / CuPy arrays
     assert all(t.device == x.device for t in ds.tensors)
-    assert ds.tensors[0].data is x.data
+    assert ds.tensors[0]._data is x._data
     assert ds.tensors[0].dtype == x.dtype and ds.tensors[1].dtype == y.dtype
 
 
@@ -339,4 +339,4 @@ def test_backend_of_batches_matches_dataset(device):
     # The batch arrays are of the dataset's array type (numpy, CuPy or array_api_strict).
     x, y = _xy(device)
     xb, yb = next(iter(DataLoader(TensorDataset(x, y), batch_size=4, shuffle=True)))
-    assert backend_of(xb.data) is backend_of(x.data) and backend_of(yb.data) is backend_of(y.data)
+    assert backend_of(xb._data) is backend_of(x._data) and backend_of(yb._data) is backend_of(y._data)

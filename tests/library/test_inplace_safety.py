@@ -91,7 +91,7 @@ def test_grad_never_aliases_the_callers_buffer():
     leaf = tt.Tensor([1.0, 2.0], requires_grad=True)
     g = tt.Tensor([3.0, 4.0])
     leaf.backward(g)
-    g.data[0] = 0.0
+    g._data[0] = 0.0
     assert leaf.grad.tolist() == [3.0, 4.0]
 
 
@@ -107,7 +107,7 @@ def test_retained_grad_is_its_own_array():
 def test_tensor_of_a_tensor_copies_and_casts_to_integers_end_the_graph():
     x = tt.Tensor([1.5, 2.5], requires_grad=True)
     y = tt.tensor(x)
-    y.data[0] = 0.0
+    y._data[0] = 0.0
     assert x.tolist() == [1.5, 2.5] and not y.requires_grad
     i = (x * 2).long()
     assert i.dtype == np.int64 and not i.requires_grad and i.is_leaf

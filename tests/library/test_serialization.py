@@ -135,7 +135,7 @@ def test_map_location_moves_tensors_and_leaves_numpy_arrays(device, tmp_path):
 
 
 def test_device_arrays_round_trip(other_device, tmp_path):
-    data = tt.Tensor(_values("float32"), device=other_device).data  # a CuPy or array_api_strict array
+    data = tt.Tensor(_values("float32"), device=other_device)._data  # a CuPy or array_api_strict array
     save({"exp_avg": data}, tmp_path / "d.tt")
     back = load(tmp_path / "d.tt")["exp_avg"]
     assert type(back) is type(data)
@@ -182,7 +182,7 @@ def test_optimizer_state_dict_layout_round_trips(device, tmp_path):
     exp_avg = tt.Tensor(_values("float32"), device=device)
     state = {
         "state": {
-            0: {"step": 3, "exp_avg": exp_avg, "exp_avg_sq": exp_avg.data * 0 + 1},
+            0: {"step": 3, "exp_avg": exp_avg, "exp_avg_sq": exp_avg._data * 0 + 1},
             1: {"step": 3, "momentum_buffer": None},
         },
         "param_groups": [
@@ -197,7 +197,7 @@ def test_optimizer_state_dict_layout_round_trips(device, tmp_path):
     assert back["param_groups"][0]["betas"] == (0.9, 0.999)
     assert back["state"][0]["exp_avg"].device == exp_avg.device
     np.testing.assert_array_equal(back["state"][0]["exp_avg"].numpy(), exp_avg.numpy())
-    assert type(back["state"][0]["exp_avg_sq"]) is type(exp_avg.data)
+    assert type(back["state"][0]["exp_avg_sq"]) is type(exp_avg._data)
 
 
 def test_shared_objects_stay_shared_and_parameters_stay_parameters(tmp_path):

@@ -17,7 +17,7 @@ def test_properties():
     x = tt.Tensor(np.zeros((2, 3), np.float32), requires_grad=True)
     assert x.shape == (2, 3) and x.ndim == 2 and x.dtype == np.float32
     assert x.device == "cpu" and x.requires_grad and x.grad is None and x.is_leaf
-    assert isinstance(x.data, np.ndarray) and x.numel() == 6 and len(x) == 2
+    assert isinstance(x.numpy(), np.ndarray) and x.numel() == 6 and len(x) == 2
     assert x.size() == (2, 3) and x.size(1) == 3 and x.size(-2) == 2 and x.dim() == 2
 
 

@@ -131,7 +131,7 @@ def _weights(model):
 def _shift_in_place(model, value):
     """Change every parameter's storage in place, as an optimizer step does."""
     for p in model.parameters():
-        p.data[...] = value
+        p._data[...] = value
 
 
 def test_counts_epochs_without_improvement():

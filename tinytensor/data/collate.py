@@ -52,7 +52,7 @@ def _collate(items, path):
 
 def _array_of(value, k, path):
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     if is_array(value):
         return value
     raise TypeError(

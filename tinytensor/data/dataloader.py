@@ -73,7 +73,7 @@ def _gathers(dataset) -> bool:
 
 
 def _gathered_batches(tensors, order, bounds):
-    arrays = [t.data for t in tensors]
+    arrays = [t._data for t in tensors]
     # The epoch's order, uploaded once per device that holds a dataset tensor.
     on_device = {}
     indices = []

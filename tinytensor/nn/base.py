@@ -14,7 +14,7 @@ from ..devices import backend_of, device_of, parse_device, transfer
 from ..errors import ShapeError
 from ..numpy_backend import NUMPY
 from ..parameter import Parameter
-from ..tensor import Tensor, as_array, is_array, wrap
+from ..tensor import Tensor, as_array, clear_grad, grad_array, is_array, wrap
 from . import legacy_state
 
 
@@ -119,16 +119,11 @@ class Module:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
-            if p.grad is None:
-                continue
-            if set_to_none:
-                p.grad = None
-            else:  # real zeros (grad * 0 would keep NaN and inf)
-                p.grad = backend_of(p.grad).zeros(p.grad.shape, p.grad.dtype, p.grad)
+            clear_grad(p, set_to_none)
 
     # ------------------------------------------------------------------ device and dtype
     def _apply(self, fn) -> Module:
-        """Replace every parameter's and buffer's ``.data`` (and ``.grad``) by ``fn(array)``, in place.
+        """Replace every parameter's and buffer's array (and its gradient's) by ``fn(array)``, in place.
 
         The Parameter objects stay the same, so optimizers holding them keep working.
         """
@@ -136,12 +131,13 @@ class Module:
             for p in module._parameters.values():
                 if p is None:
                     continue
-                p.data = fn(p.data)
-                if p.grad is not None:
-                    p.grad = fn(p.grad)
+                p._data = fn(p._data)
+                grad = grad_array(p)
+                if grad is not None:
+                    p.grad = fn(grad)
             for _name, b in module._buffers.items():
                 if b is not None:
-                    b.data = fn(b.data)
+                    b._data = fn(b._data)
         return self
 
     def to(self, *args, dtype=None, device=None) -> Module:
@@ -215,9 +211,9 @@ class Module:
                     f"{target.shape} in the module"
                 )
             host = np.array(backend_of(source).to_numpy(source))  # our own copy
-            host = dtypes.checked_cast(host, _numpy_dtype(target.data), NUMPY, f"load_state_dict(): {name!r}")
-            placed = transfer(host, device_of(target.data))
-            target.data = placed
+            host = dtypes.checked_cast(host, _numpy_dtype(target._data), NUMPY, f"load_state_dict(): {name!r}")
+            placed = transfer(host, device_of(target._data))
+            target._data = placed
         return LoadResult(missing, unexpected)
 
     def save(self, path) -> None:
@@ -270,7 +266,7 @@ class Module:
 def _state_value(name: str, value):
     """A state dict entry as an array: a Tensor, an array, or numbers; anything else names the key."""
     if isinstance(value, Tensor):
-        return value.data
+        return value._data
     if value is None or isinstance(value, (str, bytes, dict)):
         raise TypeError(f"load_state_dict(): {name!r} must be a tensor or an array, got {type(value).__name__}")
     return as_array(value, None, f"load_state_dict(): {name!r}")

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..devices import backend_of, device_of, transfer
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, grad_array, wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
@@ -80,13 +80,12 @@ def _grads(parameters, where) -> list:
     for k, p in enumerate(parameters):
         if not isinstance(p, Tensor):
             raise TypeError(f"{where}: parameters[{k}] is a {type(p).__name__}, expected a Tensor")
-        g = p.grad
+        g = grad_array(p)
         if g is None:
             continue
-        if isinstance(g, Tensor):  # a user may set .grad to a Tensor; clip its array
-            g = g.data
         if isinstance(g, np.generic):  # a numpy scalar cannot change in place: store an array
-            g = p.grad = np.array(g)
+            g = np.array(g)
+            p.grad = g
         grads.append(g)
     return grads
 

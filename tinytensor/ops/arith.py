@@ -94,7 +94,7 @@ def _scalar_operand(op, a: Tensor, b, fwd, bwd, apply):
         return NotImplemented
     if isinstance(b, Tensor):
         return apply(a, b)
-    x = _float_for_scalar(op, a.data, b)
+    x = _float_for_scalar(op, a._data, b)
     out = fwd(x, b)
     if a.requires_grad and GRAD_ENABLED[0]:
         return wrap(out, (_scalar_backward, (a,), bwd, x, b, out, True, False, 0))
@@ -119,8 +119,8 @@ _BINARY_SOURCE = """
 def {name}(a, b):
     if type(b) is not Tensor and not isinstance(b, Tensor):
         return _scalar_operand(op, a, b, fwd, bwd, {name})
-    x = a.data
-    y = b.data
+    x = a._data
+    y = b._data
     if type(x) is not type(y):
         raise combine_error(op, x, y)
     try:
@@ -128,9 +128,9 @@ def {name}(a, b):
     except ValueError as exc:
         raise combine_error(op, x, y, exc) from None
     if type(out) is not _ndarray and isinstance(out, _generic):
-        out = _asarray(out)  # numpy returns scalars from 0-d ops; .data stays an array
+        out = _asarray(out)  # numpy returns scalars from 0-d ops; ._data stays an array
     t = _new(Tensor)
-    t.data = out
+    t._data = out
     need_x = a.requires_grad
     need_y = b.requires_grad
     if (need_x or need_y) and GRAD_ENABLED[0]:
@@ -175,7 +175,7 @@ def _make_reflected(op: str, fwd, bwd):
             return NotImplemented
         if isinstance(b, Tensor):
             return _BINARY[op](b, a)
-        x = _float_for_scalar(op, a.data, b)
+        x = _float_for_scalar(op, a._data, b)
         out = fwd(b, x)
         if a.requires_grad and GRAD_ENABLED[0]:
             return wrap(out, (_scalar_backward, (a,), bwd, b, x, out, False, True, 1))
@@ -242,7 +242,7 @@ def _neg_backward(g):
 
 
 def neg(a: Tensor) -> Tensor:
-    out = -a.data
+    out = -a._data
     if a.requires_grad and GRAD_ENABLED[0]:
         return wrap(out, (_neg_backward, (a,)))
     return wrap(out)
@@ -255,8 +255,8 @@ def _no_grad_binary(name, fwd):
         b = coerce(b, a)
         if b is None:
             return NotImplemented
-        x = a.data
-        y = b.data if isinstance(b, Tensor) else b
+        x = a._data
+        y = b._data if isinstance(b, Tensor) else b
         if hasattr(y, "shape") and type(y) is not type(x):
             raise combine_error(name, x, y)
         try:
@@ -288,7 +288,7 @@ xor: BinaryOp = _no_grad_binary("xor", operator.xor)
 def invert(a: Tensor) -> Tensor:
     if numpy_dtype(a.dtype).kind not in "biu":
         raise TypeError(f"~ (invert) is defined for bool and integer tensors, got dtype {a.dtype}")
-    return wrap(~a.data)
+    return wrap(~a._data)
 
 
 # ---------------------------------------------------------------------------- matmul
@@ -323,7 +323,7 @@ def matmul(a, b) -> Tensor:
 
 
 def _matmul(a: Tensor, b: Tensor) -> Tensor:
-    x, y = a.data, b.data
+    x, y = a._data, b._data
     if type(x) is not type(y):
         raise combine_error("matmul", x, y)
     if x.ndim == 0 or y.ndim == 0:

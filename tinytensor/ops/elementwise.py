@@ -17,7 +17,7 @@ def _unary_backward(g, bwd, xp, x, out):
 
 def unary(a: Tensor, fwd, bwd) -> Tensor:
     """``fwd(xp, x)``; ``bwd(xp, g, x, out)`` is the input gradient."""
-    x = a.data
+    x = a._data
     xp = backend_of(x).xp
     out = fwd(xp, x)
     if a.requires_grad and GRAD_ENABLED[0]:
@@ -48,7 +48,7 @@ def _activation_op(name: str, act):
         return (grad(backend, g, x, out),)
 
     def op(a):
-        x = a.data
+        x = a._data
         backend = backend_of(x)
         out = forward(backend, x, False)
         if a.requires_grad and GRAD_ENABLED[0]:
@@ -115,7 +115,7 @@ def clip(a, min=None, max=None):  # noqa: A002 - PyTorch's argument names
 
 def where(condition, a, b) -> Tensor:
     """``a`` where ``condition`` holds, else ``b``; either may be a Python scalar."""
-    cond = condition.data if isinstance(condition, Tensor) else condition
+    cond = condition._data if isinstance(condition, Tensor) else condition
     if not hasattr(cond, "shape"):
         raise TypeError(f"where(): argument 'condition' must be a bool Tensor, got {type(condition).__name__}")
     ref = a if isinstance(a, Tensor) else b
@@ -123,12 +123,12 @@ def where(condition, a, b) -> Tensor:
         a = ref = tensor_arg(a, "where", "input")
     a = operand(a, ref, "where", "input")
     b = operand(b, ref, "where", "other")
-    xa = a.data if isinstance(a, Tensor) else a
-    xb = b.data if isinstance(b, Tensor) else b
-    xp = backend_of(ref.data).xp
+    xa = a._data if isinstance(a, Tensor) else a
+    xb = b._data if isinstance(b, Tensor) else b
+    xp = backend_of(ref._data).xp
     for arr in (cond, xa, xb):
-        if hasattr(arr, "shape") and type(arr) is not type(ref.data):
-            raise combine_error("where", arr, ref.data)
+        if hasattr(arr, "shape") and type(arr) is not type(ref._data):
+            raise combine_error("where", arr, ref._data)
     try:
         out = xp.where(cond, xa, xb)
     except ValueError:
@@ -146,7 +146,7 @@ def where(condition, a, b) -> Tensor:
                     grads.append(None)
                     continue
                 masked = xp.where(cond, g, 0) if pick else xp.where(cond, 0, g)
-                grads.append(unbroadcast(masked, t.data.shape))
+                grads.append(unbroadcast(masked, t._data.shape))
             return tuple(grads)
 
         return wrap(out, (backward, parents))
@@ -160,7 +160,7 @@ def _as_tensor(a, other, fn):
         result = operand(a, other, fn, "input")
         if isinstance(result, Tensor):
             return result
-        return wrap(backend_of(other.data).full((), result, other.data.dtype, other.data))
+        return wrap(backend_of(other._data).full((), result, other._data.dtype, other._data))
     return tensor_arg(a, fn, "input")
 
 

@@ -31,8 +31,8 @@ def _value(fn: str, a: Tensor, other):
     other = operand(other, a, fn)
     if not isinstance(other, Tensor):
         return other
-    y = other.data
-    x = a.data
+    y = other._data
+    x = a._data
     if type(y) is not type(x) or backend_of(x).device(x) != backend_of(y).device(y):
         raise combine_error(fn, x, y)
     return y
@@ -41,7 +41,7 @@ def _value(fn: str, a: Tensor, other):
 def _apply(fn: str, a: Tensor, update) -> Tensor:
     """Run ``update(x)`` (which writes into x) with the errors in the user's terms."""
     _check_writable(fn, a)
-    x = a.data
+    x = a._data
     try:
         update(x)
     except TypeError as exc:  # numpy's casting rule: e.g. a float result into an int64 tensor
@@ -155,7 +155,7 @@ def clamp_(a: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's a
     for bound in (lo, hi):
         if bound is not None:
             _float_result_into_int("clamp_", a, bound)
-    xp = backend_of(a.data).xp
+    xp = backend_of(a._data).xp
 
     def update(x):
         x[...] = xp.clip(x, lo, hi)

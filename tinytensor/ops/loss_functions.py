@@ -66,7 +66,7 @@ def _labels(logits, target, op, ignore_index):
     Returns ``(labels, may_ignore)``: ``may_ignore`` is False only when no target can equal
     ``ignore_index``, so the caller can take the plain (or fused) path without masks.
     """
-    labels = target.data if isinstance(target, Tensor) else target
+    labels = target._data if isinstance(target, Tensor) else target
     backend = backend_of(logits)
     if not hasattr(labels, "dtype"):
         labels = backend.asarray(labels, None, logits)
@@ -132,7 +132,7 @@ def cross_entropy(
     check_reduction(reduction, "cross_entropy")
     check_ignore_index(ignore_index, "cross_entropy")
     check_label_smoothing(label_smoothing, "cross_entropy")
-    x = logits.data
+    x = logits._data
     labels, may_ignore = _labels(x, target, "cross_entropy", ignore_index)
     if may_ignore or label_smoothing:
         return _cross_entropy_masked(logits, labels, reduction, ignore_index, float(label_smoothing))
@@ -150,7 +150,7 @@ def _cross_entropy_backward(g, backend, saved, labels, n, reduction):
 
 def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
     """cross_entropy with ignored targets and/or label smoothing: every row masked, no fused kernel."""
-    x = logits.data
+    x = logits._data
     backend = backend_of(x)
     xp = backend.xp
     n_classes = x.shape[1]
@@ -183,7 +183,7 @@ def nll_loss(log_probs: Tensor, target, reduction: str = "mean", *, ignore_index
     """
     check_reduction(reduction, "nll_loss")
     check_ignore_index(ignore_index, "nll_loss")
-    x = log_probs.data
+    x = log_probs._data
     labels, may_ignore = _labels(x, target, "nll_loss", ignore_index)
     backend = backend_of(x)
     xp = backend.xp
@@ -241,9 +241,9 @@ def l1_loss(pred: Tensor, target, reduction: str = "mean") -> Tensor:
 def binary_cross_entropy_with_logits(logits: Tensor, target, reduction: str = "mean") -> Tensor:
     """BCE on logits, stable for any magnitude: max(x, 0) - x*t + log(1 + exp(-|x|))."""
     check_reduction(reduction, "binary_cross_entropy_with_logits")
-    x = logits.data
+    x = logits._data
     target_tensor = target if isinstance(target, Tensor) else None
-    t = target.data if target_tensor is not None else target
+    t = target._data if target_tensor is not None else target
     backend = backend_of(x)
     xp = backend.xp
     if not hasattr(t, "shape"):

@@ -18,12 +18,12 @@ from .shape import getitem
 
 def _softmax_axes(fn, a, dim, axis):
     dim = dim_arg(fn, dim, axis)
-    return normalize_axes(-1 if dim is None else dim, a.data.ndim)
+    return normalize_axes(-1 if dim is None else dim, a._data.ndim)
 
 
 def softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (default: the last axis)."""
-    x = a.data
+    x = a._data
     xp = backend_of(x).xp
     ax = _softmax_axes("softmax", a, dim, axis)
     out = xp.exp(x - logsumexp_array(xp, x, ax))
@@ -38,7 +38,7 @@ def softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
 
 def log_softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
     """x - logsumexp(x) along ``dim`` (default: the last axis)."""
-    x = a.data
+    x = a._data
     xp = backend_of(x).xp
     ax = _softmax_axes("log_softmax", a, dim, axis)
     out = x - logsumexp_array(xp, x, ax)
@@ -57,7 +57,7 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
         raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return a
-    x = a.data
+    x = a._data
     backend = backend_of(x)
     xp = backend.xp
     if p == 1.0:
@@ -74,9 +74,9 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 def embedding(indices, weight: Tensor) -> Tensor:
     """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients."""
-    idx = indices.data if isinstance(indices, Tensor) else indices
+    idx = indices._data if isinstance(indices, Tensor) else indices
     if not hasattr(idx, "dtype"):
-        idx = backend_of(weight.data).asarray(idx, None, weight.data)
+        idx = backend_of(weight._data).asarray(idx, None, weight._data)
     if not backend_of(idx).xp.isdtype(idx.dtype, "integral"):
         raise TypeError(f"embedding indices must be integers, got dtype {idx.dtype}")
     return getitem(weight, idx)
@@ -87,7 +87,7 @@ def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float =
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
-    x = a.data
+    x = a._data
     if tuple(x.shape[x.ndim - len(normalized_shape) :]) != normalized_shape:
         raise ShapeError(
             f"layer_norm: the trailing axes of shape {tuple(x.shape)} must be normalized_shape {normalized_shape}"
@@ -101,10 +101,10 @@ def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float =
     centered = x - xp.mean(x, axis=axes, keepdims=True)
     rstd = 1.0 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
     xhat = centered * rstd
-    w = weight.data if weight is not None else None
+    w = weight._data if weight is not None else None
     out = xhat * w if w is not None else xhat
     if bias is not None:
-        out = out + bias.data
+        out = out + bias._data
     parents = tuple(t for t in (a, weight, bias) if t is not None)
     if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
 
@@ -143,8 +143,8 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     if not isinstance(weight, Tensor) or (bias is not None and not isinstance(bias, Tensor)):
         weight = tensor_arg(weight, "linear", "weight")
         bias = None if bias is None else tensor_arg(bias, "linear", "bias")
-    x, w = a.data, weight.data
-    b = bias.data if bias is not None else None
+    x, w = a._data, weight._data
+    b = bias._data if bias is not None else None
     if type(x) is not type(w) or (b is not None and type(b) is not type(w)):
         raise combine_error("linear", x, w if type(x) is not type(w) else b)
     if x.ndim < 1 or w.ndim != 2 or x.shape[-1] != w.shape[1]:

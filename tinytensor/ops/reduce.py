@@ -63,7 +63,7 @@ def _count(shape, axes) -> int:
 
 def _reduce(a: Tensor, axis, keepdims, fwd, bwd):
     """``fwd(xp, x, axes)`` with keepdims=True; ``bwd(backend, g_kept, x, out_kept, axes)``."""
-    x = a.data
+    x = a._data
     backend = backend_of(x)
     xp = backend.xp
     axes = normalize_axes(axis, x.ndim)
@@ -102,7 +102,7 @@ def _mean_bwd(bk, g, x, out, axes):
 
 
 def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
-    if not backend_of(a.data).is_float(a.data):
+    if not backend_of(a._data).is_float(a._data):
         raise TypeError(f"mean() needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
     return _reduce(a, dim_arg("mean", dim, axis), keepdim_arg("mean", keepdim, keepdims), _mean_fwd, _mean_bwd)
 
@@ -140,7 +140,7 @@ def _with_indices(name, a: Tensor, dim, keepdim) -> ValuesIndices:
     goes to that index only."""
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"{name}(): dim must be an int, got {dim!r} (amax/amin reduce several axes)")
-    x = a.data
+    x = a._data
     backend = backend_of(x)
     xp = backend.xp
     ax = normalize_axes(dim, x.ndim)[0] if x.ndim else None
@@ -236,7 +236,7 @@ def logsumexp(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 
 def _index_of(name, a: Tensor, dim, keepdim, axis, keepdims) -> Tensor:
-    x = a.data
+    x = a._data
     backend = backend_of(x)
     xp = backend.xp
     dim = dim_arg(name, dim, axis)
@@ -264,7 +264,7 @@ def argmin(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
 
 def _logical(name):
     def reduce_(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
-        x = a.data
+        x = a._data
         xp = backend_of(x).xp
         axes = normalize_axes(dim_arg(name, dim, axis), x.ndim)
         out = getattr(xp, name)(x, axis=axes, keepdims=keepdim_arg(name, keepdim, keepdims))

@@ -40,7 +40,7 @@ def _shape_arg(fn, shape):
 
 def reshape(a: Tensor, *shape) -> Tensor:
     shape = _shape_arg("reshape", shape)
-    x = a.data
+    x = a._data
     xp = backend_of(x).xp
     try:
         out = xp.reshape(x, shape)
@@ -83,7 +83,7 @@ def flattened_shape(in_shape: tuple, start_dim: int, end_dim: int) -> tuple:
 
 def permute(a: Tensor, *axes) -> Tensor:
     axes = _shape_arg("permute", axes)
-    x = a.data
+    x = a._data
     if len(axes) != x.ndim or sorted(ax % x.ndim for ax in axes) != list(range(x.ndim)):
         raise ShapeError(f"permute: {axes} is not a permutation of the {x.ndim} axes of shape {tuple(x.shape)}")
     axes = tuple(ax % x.ndim for ax in axes) if x.ndim else ()
@@ -120,7 +120,7 @@ def T(a: Tensor) -> Tensor:
 def expand(a: Tensor, *shape) -> Tensor:
     """Broadcast to ``shape`` (-1 keeps an axis); the gradient sums the broadcast axes."""
     shape = _shape_arg("expand", shape)
-    x = a.data
+    x = a._data
     lead = len(shape) - x.ndim
     if lead < 0:
         raise ShapeError(f"expand: shape {shape} has fewer axes than the tensor's {tuple(x.shape)}")
@@ -138,7 +138,7 @@ def squeeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
     """Remove size-1 axes: all of them, or those of ``dim`` that have size 1 (others are kept, as
     in PyTorch)."""
     dim = dim_arg("squeeze", dim, axis)
-    x = a.data
+    x = a._data
     if dim is None:
         axes = tuple(i for i, n in enumerate(x.shape) if n == 1)
     else:
@@ -155,7 +155,7 @@ def unsqueeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
     dim = dim_arg("unsqueeze", dim, axis)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
         raise TypeError(f"unsqueeze(): dim must be an int, got {dim!r}")
-    x = a.data
+    x = a._data
     ndim = x.ndim + 1
     if not -ndim <= dim < ndim:
         raise ShapeError(f"unsqueeze: dim {dim} is out of range for a result with {ndim} axes")
@@ -173,7 +173,7 @@ def _join_inputs(op, tensors):
     for k, t in enumerate(tensors):
         if not isinstance(t, Tensor) and not (hasattr(t, "shape") and hasattr(t, "dtype")):
             raise TypeError(f"{op}(): tensors[{k}] must be a Tensor, got {type(t).__name__}")
-    arrays = [t.data if isinstance(t, Tensor) else t for t in tensors]
+    arrays = [t._data if isinstance(t, Tensor) else t for t in tensors]
     first = arrays[0]
     backend = backend_of(first)
     for arr in arrays[1:]:
@@ -241,7 +241,7 @@ def _normalize_key(key, x):
     parts = []
     for k in key:
         if isinstance(k, Tensor):
-            k = k.data
+            k = k._data
         elif isinstance(k, list):
             k = backend.asarray(k, None, x)
         if _is_index_array(k) and backend_of(k) is not backend:
@@ -294,7 +294,7 @@ def _insert_ones(shape, positions):
 
 
 def getitem(a: Tensor, key) -> Tensor:
-    x = a.data
+    x = a._data
     backend = backend_of(x)
     xp = backend.xp
     key = _normalize_key(key, x)
@@ -360,10 +360,10 @@ def setitem(a: Tensor, key, value) -> None:
             "in-place assignment to a tensor that requires grad is not supported; "
             "do it under tinytensor.no_grad() or on .detach()"
         )
-    x = a.data
+    x = a._data
     key = _normalize_key(key, x)
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
         if type(value) is not type(x) or backend_of(x).device(x) != backend_of(value).device(value):
             raise combine_error("setitem", x, value)
     try:

@@ -75,7 +75,7 @@ class Adam(Optimizer):
 
     def _update(self, p, grad, state, group):
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        data = p.data
+        data = p._data
         backend = backend_of(data)
         if "step" not in state:
             state["step"] = 0

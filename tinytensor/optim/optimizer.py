@@ -15,7 +15,7 @@ import numpy as np
 from ..autograd import enable_grad, no_grad
 from ..devices import backend_of, device_of, transfer
 from ..errors import DeviceError, ShapeError
-from ..tensor import Tensor, mark_modified, wrap
+from ..tensor import Tensor, clear_grad, mark_modified, wrap
 
 _ndarray = np.ndarray
 
@@ -129,14 +129,7 @@ class Optimizer:
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group["params"]:
-                grad = p.grad
-                if grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        # zeros, not grad * 0: a NaN or inf gradient must not survive zeroing
-                        data = grad.data if isinstance(grad, Tensor) else grad
-                        p.grad = backend_of(data).zeros(data.shape, data.dtype, data)
+                clear_grad(p, set_to_none)
 
     def step(self, closure=None):
         """Update every parameter that has a gradient; ``closure`` (optional) recomputes the loss first."""
@@ -162,10 +155,10 @@ class Optimizer:
         # Locals: this loop runs for every parameter of every training step.
         state_for, ndarray = self._state_for, _ndarray
         for p in group["params"]:
-            grad = p.grad
+            grad = getattr(p, "_grad", None)  # the array autograd stored, or a Tensor
             if grad is None:
                 continue
-            data = p.data
+            data = p._data
             if type(grad) is not ndarray or type(data) is not ndarray:
                 grad = self._foreign_grad(p, grad)
             state = state_for(p)
@@ -184,10 +177,10 @@ class Optimizer:
         """A gradient that is not a plain numpy array (a Tensor, a GPU or strict array): its array,
         checked to be on the parameter's backend and device."""
         if isinstance(grad, Tensor):
-            grad = grad.data
+            grad = grad._data
         elif isinstance(grad, np.generic):
             grad = np.asarray(grad)
-        data = p.data
+        data = p._data
         try:
             grad_backend = backend_of(grad)
         except TypeError:
@@ -218,7 +211,7 @@ class Optimizer:
         if state is None:
             state = self.state[id(p)] = {}
             return state
-        data = p.data
+        data = p._data
         on_host = type(data) is _ndarray
         for key, value in state.items():
             if on_host and type(value) is _ndarray:
@@ -358,7 +351,7 @@ def _placed(value, p, key, where, param_shaped):
     """One loaded state value as the optimizer keeps it: arrays copied onto ``p``'s device and
     (floating state) dtype; the step count as a Python int."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value._data
     if not hasattr(value, "shape"):
         return copy.deepcopy(value)
     if key == "step":  # PyTorch saves the step count as a 0-d tensor
@@ -367,7 +360,7 @@ def _placed(value, p, key, where, param_shaped):
         backend_of(value)
     except TypeError:  # another library's array (a torch tensor, ...): through numpy
         value = np.asarray(value)
-    data = p.data
+    data = p._data
     if param_shaped and tuple(value.shape) != tuple(data.shape):
         raise ValueError(f"{where} has shape {tuple(value.shape)}, the parameter has shape {tuple(data.shape)}")
     out = transfer(value, device_of(data))

@@ -47,7 +47,10 @@ def sgd_update(backend, param, grad, buf, lr, momentum, dampening, nesterov, wd)
             grad = grad + wd * param
         if momentum:
             if buf is None:
-                buf = grad * 1  # its own copy: updated in place from the next step on
+                # its own array, updated in place from the next step on (numpy gives a scalar for
+                # 0-d arithmetic, so build it from the parameter)
+                buf = backend.copy(param)
+                buf[...] = grad
             else:
                 buf *= momentum
                 buf += (1 - dampening) * grad if dampening else grad
@@ -88,7 +91,7 @@ class SGD(Optimizer):
         lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
         dampening, nesterov = group["dampening"], group["nesterov"]
         for p, grad, state in self._with_grads(group):
-            data = p.data
+            data = p._data
             buf = sgd_update(
                 backend_of(data), data, grad, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd
             )

@@ -92,7 +92,7 @@ class Encoder:
             return done
         node: dict[str, Any]  # the file's record of the array: its kind, then name, dtype, shape, ...
         if isinstance(obj, Tensor):
-            data = obj.data
+            data = obj._data
             node = {"type": "parameter" if _is_parameter(obj) else "tensor"}
         elif isinstance(obj, np.generic):
             data = np.asarray(obj)

@@ -95,7 +95,7 @@ def _copy_state(state) -> OrderedDict:
     out = OrderedDict()
     for name, value in state.items():
         if isinstance(value, Tensor):
-            data = value.data
+            data = value._data
             out[name] = wrap(backend_of(data).copy(data))
         else:
             out[name] = copy.deepcopy(value)

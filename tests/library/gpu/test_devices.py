@@ -74,7 +74,7 @@ def test_module_on_cuda0_keeps_parameters_grads_and_state_there(cp):
             F.cross_entropy(model(x), y).backward()
             opt.step()
     for name, p in model.named_parameters():
-        assert p.device == "cuda:0" and p.data.device.id == 0, name
+        assert p.device == "cuda:0" and p._data.device.id == 0, name
         assert p.grad.device.id == 0, name
     momentum = [v for s in opt.state.values() for v in s.values() if hasattr(v, "device")]
     assert momentum and all(v.device.id == 0 for v in momentum)

@@ -55,9 +55,9 @@ def test_training_steps_on_a_non_blocking_stream_match_the_cpu(cp):
     stream.synchronize()
     # read on the default stream, after the synchronize: everything must have been queued on `stream`
     for got, want in zip(losses, losses_cpu):
-        np.testing.assert_allclose(cp.asnumpy(got.data), want.numpy(), rtol=1e-5)
+        np.testing.assert_allclose(cp.asnumpy(got._data), want.numpy(), rtol=1e-5)
     for got, want in zip(params, params_cpu):
-        np.testing.assert_allclose(cp.asnumpy(got.data), want.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(cp.asnumpy(got._data), want.numpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(cp.asnumpy(got.grad), want.grad, rtol=1e-4, atol=1e-5)
 
 

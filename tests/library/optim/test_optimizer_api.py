@@ -152,7 +152,7 @@ BAD_INPUTS = [
         "grad-list",
         lambda: _step_with_grad([0.0, 0.0, 0.0]),
         TypeError,
-        r"SGD.step\(\): the gradient of parameter 1 is a list, expected a Tensor or an array",
+        r"assigned grad expected to be a Tensor or None, got list",
     ),
 ]
 

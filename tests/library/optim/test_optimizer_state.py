@@ -179,7 +179,7 @@ def test_load_places_state_on_each_parameter_device_and_dtype(device, name):
             for key, value in opt.state[id(p)].items():
                 if hasattr(value, "shape"):
                     assert tt.Tensor(value).device == p.device, key
-                    assert value.dtype == p.data.dtype, key
+                    assert value.dtype == p.dtype, key
         _train(model, opt, batches[SAVE_AT:], where, np.float32)
         runs[where] = [p.numpy() for p in model.parameters()]
     for a, b in zip(runs["cpu"], runs[device], strict=True):
