@@ -214,7 +214,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
 def _accumulate_leaf(leaf, grad, handed_out) -> None:
     data = leaf._data
     if grad.dtype is not data.dtype and grad.dtype != data.dtype:  # `is`: the cheap common case
-        grad = backend_of(grad).xp.astype(grad, data.dtype)
+        grad = backend_of(data).xp.astype(grad, data.dtype)  # data's: grad may be a numpy scalar
     _add_to_grad(leaf, grad, handed_out)
 
 

@@ -55,6 +55,27 @@ def resolve(dtype, fn: str = "dtype"):
     return resolved
 
 
+# PyTorch's type categories: a higher category wins a mix regardless of size.
+_CATEGORY = {"b": 0, "u": 1, "i": 1, "f": 2}
+
+
+def result_dtype(a: np.dtype, b: np.dtype, a_is_0d: bool = False, b_is_0d: bool = False) -> np.dtype:
+    """The dtype of a binary op on two tensors of numpy dtypes ``a`` and ``b``, by PyTorch's rule.
+
+    Categories bool < integer < float: a mix takes the higher category's dtype (int64 + float32
+    gives float32; numpy would give float64). Within a category the wider dtype wins. A 0-d tensor
+    counts like a number: it decides the dtype only when its category is higher than the other
+    tensor's (float32 vector + float64 0-d gives float32; int vector + float64 0-d gives float64).
+    """
+    ca, cb = _CATEGORY[a.kind], _CATEGORY[b.kind]
+    if a_is_0d != b_is_0d:
+        dims, zero = (b, a) if a_is_0d else (a, b)
+        return dims if _CATEGORY[dims.kind] >= _CATEGORY[zero.kind] else zero
+    if ca != cb:
+        return a if ca > cb else b
+    return np.promote_types(a, b)
+
+
 def is_float(dtype) -> bool:
     return numpy_dtype(dtype).kind == "f"
 

@@ -7,7 +7,7 @@ Op methods (``__add__``, ``exp``, ``sum``, ...) are functions in ``tinytensor.op
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -26,7 +26,17 @@ _ndarray = np.ndarray
 _generic = np.generic
 _CLOCK = autograd.CLOCK
 
-__all__ = ["Tensor", "wrap", "grad_array", "clear_grad", "is_array", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
+__all__ = [
+    "Tensor",
+    "wrap",
+    "grad_array",
+    "clear_grad",
+    "is_array",
+    "tensor_arg",
+    "accepts_arrays",
+    "mark_modified",
+    "share_version",
+]
 
 
 def wrap(data, ctx=None) -> Tensor:
@@ -135,6 +145,7 @@ class Tensor(TensorOps):
     __slots__ = ("_data", "_grad", "requires_grad", "_ctx", "_stamp", "_version", "__weakref__")
     _stamp: int  # set by wrap() on graph nodes (autograd's CLOCK when the node was made)
     _version: list[int]  # the storage's in-place change cell, shared with views (autograd.share_version)
+    _grad: Any  # the gradient: the array backward stored, a Tensor once read or set, or None
     __array_ufunc__ = None  # numpy defers to our reflected operators: ndarray + Tensor -> Tensor
     __hash__ = object.__hash__  # __eq__ is elementwise; identity hashing keeps dict/set use working
 

@@ -13,7 +13,6 @@ import numpy as np
 
 import tinytensor as tt
 from tinytensor.nn import functional as F
-from tinytensor.tensor import wrap
 
 
 @dataclass(frozen=True)

@@ -180,3 +180,68 @@ def test_gather_backward_adds_repeated_indices():
     idx = np.array([1, 1, 3, 1])
     w[idx].sum().backward()
     np.testing.assert_allclose(w.grad[:, 0], [0.0, 3.0, 0.0, 1.0])
+
+
+# ---------------------------------------------------------------------- .data and .grad are Tensors
+def test_data_is_a_detached_tensor_sharing_storage(device):
+    w = tt.tensor([1.0, 2.0], requires_grad=True, device=device)
+    d = w.data
+    assert isinstance(d, tt.Tensor) and not d.requires_grad and d.is_leaf and d.device == w.device
+    d.add_(1.0)  # allowed while recording: .data is cut from the graph
+    d[0] = 7.0
+    np.testing.assert_array_equal(w.numpy(), [7.0, 3.0])
+    w.data = tt.tensor([5.0, 6.0], device=device)
+    assert w.requires_grad and w.is_leaf
+    np.testing.assert_array_equal(w.numpy(), [5.0, 6.0])
+    with pytest.raises(TypeError, match="data must be set to a Tensor"):
+        w.data = [1.0, 2.0]
+
+
+def test_a_change_through_data_is_an_in_place_change_for_backward():
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    y = (w * w).sum()
+    w.data.mul_(2.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+def test_grad_is_a_tensor_on_the_parameters_device_that_accumulates(device, torch):
+    w = tt.tensor([1.0, 2.0], requires_grad=True, device=device)
+    (w * 3).sum().backward()
+    g = w.grad
+    assert isinstance(g, tt.Tensor) and g.device == w.device and g.dtype == w.dtype and not g.requires_grad
+    assert w.grad is g  # the same Tensor each time it is read
+    (w * 2).sum().backward()
+    assert w.grad is g  # later gradients accumulate into it
+    np.testing.assert_array_equal(g.numpy(), [5.0, 5.0])
+    w.grad.zero_()
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0])
+    tw = torch.tensor([1.0, 2.0], requires_grad=True)
+    (tw * 3).sum().backward()
+    tg = tw.grad
+    (tw * 2).sum().backward()
+    assert tw.grad is tg  # PyTorch's behaviour, matched above
+
+
+def test_assigned_grad_must_be_a_tensor_or_none():
+    w = tt.tensor([1.0, 2.0], requires_grad=True)
+    w.grad = tt.tensor([0.5, 0.5])
+    assert isinstance(w.grad, tt.Tensor)
+    w.grad = None
+    assert w.grad is None
+    with pytest.raises(TypeError, match="assigned grad expected to be a Tensor or None, got list"):
+        w.grad = [1.0, 2.0]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"weight_decay": 0.1, "nesterov": True}, {"dampening": 0.1}])
+def test_sgd_with_momentum_steps_a_0d_parameter_as_pytorch(torch, kwargs):
+    results = []
+    for lib in (tt, torch):
+        w = lib.nn.Parameter(lib.tensor(1.0))
+        opt = lib.optim.SGD([w], lr=0.1, momentum=0.9, **kwargs)
+        for _ in range(3):
+            opt.zero_grad()
+            (w * w).backward()
+            opt.step()
+        results.append(float(w.item()))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-6)

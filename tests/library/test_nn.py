@@ -168,7 +168,6 @@ def test_module_to_moves_data_and_grads_recursively(device):
     assert [id(p) for p in model.parameters()] == ids  # same Parameter objects
     for name, p in model.named_parameters():
         assert p.device == x.to(device).device
-        from tinytensor.tensor import wrap
 
         assert p.grad.device == p.device
         np.testing.assert_array_equal(p.numpy(), before[name][0])

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..autograd import CLOCK, GRAD_ENABLED, saves_nothing
 from ..devices import backend_of
-from ..dtypes import DEFAULT_FLOAT, numpy_dtype
+from ..dtypes import DEFAULT_FLOAT, numpy_dtype, result_dtype
 from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, tensor_arg, wrap
 
@@ -79,6 +79,26 @@ def operand(value, like: Tensor, fn: str, name: str = "other"):
     return out
 
 
+# Float dtypes as numpy and CuPy arrays carry them (array_api_strict's take the slow path).
+_FLOATS = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)})
+_PROMOTED: dict = {}  # (dtype, dtype, 0-d, 0-d, op) -> numpy result dtype
+
+
+def promote(op: str, x, y):
+    """``x`` and ``y`` cast to their common dtype by PyTorch's rule (``dtypes.result_dtype``);
+    true division of integers gives the default float, as in PyTorch."""
+    key = (x.dtype, y.dtype, x.ndim == 0, y.ndim == 0, op == "div")
+    target = _PROMOTED.get(key)
+    if target is None:
+        dx, dy = numpy_dtype(x.dtype), numpy_dtype(y.dtype)
+        target = result_dtype(dx, dy, key[2], key[3])
+        if op == "div" and target.kind != "f":
+            target = DEFAULT_FLOAT
+        _PROMOTED[key] = target
+    backend = backend_of(x)
+    return backend.astype(x, target), backend.astype(y, target)
+
+
 def _float_for_scalar(op: str, x, scalar):
     """PyTorch's result dtype for an integer or bool tensor with a Python number: a float scalar,
     or true division, gives the default float (numpy would give float64)."""
@@ -123,6 +143,8 @@ def {name}(a, b):
     y = b._data
     if type(x) is not type(y):
         raise combine_error(op, x, y)
+    if {promote_when}:
+        x, y = promote(op, x, y)
     try:
         out = {expr}
     except ValueError as exc:
@@ -147,7 +169,13 @@ def {name}(a, b):
 def _make_binary(op: str, fwd, bwd, expr: str = "fwd(x, y)"):
     """The operator function for ``op``: ``expr`` (or ``fwd(x, y)``) forward, and
     ``bwd(g, x, y, out, need_x, need_y)`` the gradients before unbroadcasting."""
+    # the common case (one dtype) costs one identity test; true division also needs floats
+    promote_when = "x.dtype is not y.dtype"
+    if op == "div":
+        promote_when += " or x.dtype not in _FLOATS"
     namespace = {
+        "promote": promote,
+        "_FLOATS": _FLOATS,
         "Tensor": Tensor,
         "_scalar_operand": _scalar_operand,
         "combine_error": combine_error,
@@ -162,7 +190,7 @@ def _make_binary(op: str, fwd, bwd, expr: str = "fwd(x, y)"):
         "fwd": fwd,
         "bwd": bwd,
     }
-    exec(_BINARY_SOURCE.format(name=op, expr=expr), namespace)  # noqa: S102 - our own template
+    exec(_BINARY_SOURCE.format(name=op, expr=expr, promote_when=promote_when), namespace)  # noqa: S102 - our own template
     return namespace[op]
 
 
@@ -257,8 +285,11 @@ def _no_grad_binary(name, fwd):
             return NotImplemented
         x = a._data
         y = b._data if isinstance(b, Tensor) else b
-        if hasattr(y, "shape") and type(y) is not type(x):
-            raise combine_error(name, x, y)
+        if hasattr(y, "shape"):
+            if type(y) is not type(x):
+                raise combine_error(name, x, y)
+            if x.dtype is not y.dtype:
+                x, y = promote(name, x, y)
         try:
             return wrap(fwd(x, y))
         except ValueError as exc:
@@ -322,10 +353,26 @@ def matmul(a, b) -> Tensor:
     return _matmul(a, b)
 
 
+def check_same_dtype(op: str, *arrays_and_names) -> None:
+    """PyTorch's rule for matmul and linear: operands of one dtype, never a silent promotion.
+    Arguments: the arrays, then their names (``x, w, "input", "weight"``)."""
+    half = len(arrays_and_names) // 2
+    arrays, names = arrays_and_names[:half], arrays_and_names[half:]
+    first = numpy_dtype(arrays[0].dtype)
+    for array, name in zip(arrays[1:], names[1:], strict=True):
+        if numpy_dtype(array.dtype) != first:
+            raise RuntimeError(
+                f"{op}: {names[0]} has dtype {first} but {name} has dtype {numpy_dtype(array.dtype)}; they must "
+                f"match (PyTorch does not promote here either): convert one, e.g. with .float() or .to({name}.dtype)"
+            )
+
+
 def _matmul(a: Tensor, b: Tensor) -> Tensor:
     x, y = a._data, b._data
     if type(x) is not type(y):
         raise combine_error("matmul", x, y)
+    if x.dtype is not y.dtype:
+        check_same_dtype("matmul", x, y, "input", "other")
     if x.ndim == 0 or y.ndim == 0:
         raise _matmul_shape_error(x, y)
     try:

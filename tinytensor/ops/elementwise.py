@@ -8,7 +8,7 @@ from ..activation_math import ACTIVATIONS
 from ..autograd import GRAD_ENABLED
 from ..devices import backend_of
 from ..tensor import Tensor, tensor_arg, wrap
-from .arith import _make_binary, combine_error, operand, unbroadcast
+from .arith import _make_binary, combine_error, operand, promote, unbroadcast
 
 
 def _unary_backward(g, bwd, xp, x, out):
@@ -129,6 +129,8 @@ def where(condition, a, b) -> Tensor:
     for arr in (cond, xa, xb):
         if hasattr(arr, "shape") and type(arr) is not type(ref._data):
             raise combine_error("where", arr, ref._data)
+    if hasattr(xa, "shape") and hasattr(xb, "shape") and xa.dtype is not xb.dtype:
+        xa, xb = promote("where", xa, xb)
     try:
         out = xp.where(cond, xa, xb)
     except ValueError:

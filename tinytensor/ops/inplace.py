@@ -1,4 +1,5 @@
-"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_``.
+"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_``,
+and the augmented assignments ``+= -= *= /=``.
 
 They change the tensor's storage and return the tensor. Like PyTorch, they refuse a tensor that
 requires grad while grad mode is on (its gradient would silently be wrong); under ``no_grad()``
@@ -17,12 +18,20 @@ from ..tensor import Tensor
 from .arith import combine_error, operand
 
 
-def _check_writable(fn: str, a: Tensor) -> None:
-    if GRAD_ENABLED[0] and (a.requires_grad or a._ctx is not None):
+def _check_writable(fn: str, a: Tensor, other=None) -> None:
+    if not GRAD_ENABLED[0]:
+        return
+    if a.requires_grad or a._ctx is not None:
         kind = "a leaf tensor that requires grad" if a._ctx is None else "a tensor that is part of a graph"
         raise RuntimeError(
             f"{fn}: {kind} cannot be changed in place while gradients are recorded; "
-            "wrap the change in tinytensor.no_grad(), or use the out-of-place op"
+            "wrap the change in tinytensor.no_grad() (as optimizers do), or use the out-of-place op "
+            "(x = x + y instead of x += y)"
+        )
+    if isinstance(other, Tensor) and other.requires_grad:
+        raise RuntimeError(
+            f"{fn}: the operand requires grad, but the tensor changed in place does not, so the result "
+            "could not carry a gradient; use the out-of-place op (x = x + y instead of x += y)"
         )
 
 
@@ -38,9 +47,9 @@ def _value(fn: str, a: Tensor, other):
     return y
 
 
-def _apply(fn: str, a: Tensor, update) -> Tensor:
+def _apply(fn: str, a: Tensor, update, other=None) -> Tensor:
     """Run ``update(x)`` (which writes into x) with the errors in the user's terms."""
-    _check_writable(fn, a)
+    _check_writable(fn, a, other)
     x = a._data
     try:
         update(x)
@@ -66,49 +75,81 @@ def _float_result_into_int(fn: str, a: Tensor, value) -> None:
         raise TypeError(f"{fn}: a floating-point result cannot be stored in a tensor of dtype {a.dtype}")
 
 
-def add_(a: Tensor, other, alpha=1) -> Tensor:
-    """``a += alpha * other``."""
-    y = _value("add_", a, other)
-    _float_result_into_int("add_", a, y)
+def _add(fn: str, a: Tensor, other, alpha=1, sign=1) -> Tensor:
+    y = _value(fn, a, other)
+    _float_result_into_int(fn, a, y)
     scaled = y if alpha == 1 else y * alpha
 
     def update(x):
-        x += scaled
+        if sign > 0:
+            x += scaled
+        else:
+            x -= scaled
 
-    return _apply("add_", a, update)
-
-
-def sub_(a: Tensor, other, alpha=1) -> Tensor:
-    """``a -= alpha * other``."""
-    y = _value("sub_", a, other)
-    _float_result_into_int("sub_", a, y)
-    scaled = y if alpha == 1 else y * alpha
-
-    def update(x):
-        x -= scaled
-
-    return _apply("sub_", a, update)
+    return _apply(fn, a, update, other)
 
 
-def mul_(a: Tensor, other) -> Tensor:
-    y = _value("mul_", a, other)
-    _float_result_into_int("mul_", a, y)
+def _mul(fn: str, a: Tensor, other) -> Tensor:
+    y = _value(fn, a, other)
+    _float_result_into_int(fn, a, y)
 
     def update(x):
         x *= y
 
-    return _apply("mul_", a, update)
+    return _apply(fn, a, update, other)
 
 
-def div_(a: Tensor, other) -> Tensor:
-    y = _value("div_", a, other)
+def _div(fn: str, a: Tensor, other) -> Tensor:
+    y = _value(fn, a, other)
     if numpy_dtype(a.dtype).kind != "f":
-        raise TypeError(f"div_: true division cannot be stored in a tensor of dtype {a.dtype}")
+        raise TypeError(f"{fn}: true division cannot be stored in a tensor of dtype {a.dtype}")
 
     def update(x):
         x /= y
 
-    return _apply("div_", a, update)
+    return _apply(fn, a, update, other)
+
+
+def add_(a: Tensor, other, alpha=1) -> Tensor:
+    """``a += alpha * other``, in place."""
+    return _add("add_", a, other, alpha)
+
+
+def sub_(a: Tensor, other, alpha=1) -> Tensor:
+    """``a -= alpha * other``, in place."""
+    return _add("sub_", a, other, alpha, sign=-1)
+
+
+def mul_(a: Tensor, other) -> Tensor:
+    """``a *= other``, in place."""
+    return _mul("mul_", a, other)
+
+
+def div_(a: Tensor, other) -> Tensor:
+    """``a /= other``, in place (a floating-point tensor only)."""
+    return _div("div_", a, other)
+
+
+# The augmented assignments x += y, x -= y, x *= y, x /= y: in place, as in PyTorch (without them
+# Python would rebind x to a new tensor, and an update of a parameter would be lost).
+def iadd(a: Tensor, other) -> Tensor:
+    """``a += other``: changes ``a`` in place (``add_``)."""
+    return _add("+=", a, other)
+
+
+def isub(a: Tensor, other) -> Tensor:
+    """``a -= other``: changes ``a`` in place (``sub_``)."""
+    return _add("-=", a, other, sign=-1)
+
+
+def imul(a: Tensor, other) -> Tensor:
+    """``a *= other``: changes ``a`` in place (``mul_``)."""
+    return _mul("*=", a, other)
+
+
+def itruediv(a: Tensor, other) -> Tensor:
+    """``a /= other``: changes ``a`` in place (``div_``)."""
+    return _div("/=", a, other)
 
 
 def fill_(a: Tensor, value) -> Tensor:

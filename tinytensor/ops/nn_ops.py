@@ -11,7 +11,7 @@ from ..autograd import GRAD_ENABLED
 from ..devices import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, tensor_arg, wrap
-from .arith import combine_error
+from .arith import check_same_dtype, combine_error
 from .reduce import logsumexp_array, normalize_axes
 from .shape import getitem
 
@@ -154,6 +154,9 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
         )
     if b is not None and (b.ndim != 1 or b.shape[0] != w.shape[0]):
         raise ShapeError(f"linear: bias has shape {tuple(b.shape)}, expected ({w.shape[0]},)")
+    if x.dtype is not w.dtype or (b is not None and b.dtype is not w.dtype):
+        arrays = (w, x) if b is None else (w, x, b)
+        check_same_dtype("linear", *arrays, *("weight", "input", "bias")[: len(arrays)])
     backend = backend_of(x)
     if type(x) is not _ndarray:  # one device for all three (numpy has only one)
         device = backend.device(x)

@@ -145,6 +145,10 @@ OPS: tuple[Op, ...] = (
             inplace.clamp_,
         )
     ),
+    Op("__iadd__", inplace.iadd, ("__iadd__",)),
+    Op("__isub__", inplace.isub, ("__isub__",)),
+    Op("__imul__", inplace.imul, ("__imul__",)),
+    Op("__itruediv__", inplace.itruediv, ("__itruediv__",)),
 )
 
 # Tensor properties: name -> getter
