@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from . import autograd, dtypes
+from . import autograd, device_names, dtypes
 from .autograd import mark_modified, share_version
 from .devices import backend_of, parse_device, transfer
 from .errors import DeviceError, ShapeError
@@ -26,7 +26,17 @@ _ndarray = np.ndarray
 _generic = np.generic
 _CLOCK = autograd.CLOCK
 
-__all__ = ["Tensor", "wrap", "grad_array", "clear_grad", "is_array", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
+__all__ = [
+    "Tensor",
+    "wrap",
+    "grad_array",
+    "clear_grad",
+    "is_array",
+    "tensor_arg",
+    "accepts_arrays",
+    "mark_modified",
+    "share_version",
+]
 
 
 def wrap(data, ctx=None) -> Tensor:
@@ -224,8 +234,9 @@ class Tensor(TensorOps):
         return n
 
     @property
-    def device(self) -> str:
-        return backend_of(self._data).device(self._data)
+    def device(self) -> device_names.device:
+        """Where the data lives, as ``tt.device`` (a ``str`` too: ``x.device == "cpu"`` holds)."""
+        return device_names.as_device(backend_of(self._data).device(self._data))
 
     @property
     def is_leaf(self) -> bool:
@@ -250,7 +261,7 @@ class Tensor(TensorOps):
         extra = []
         device = self.device
         if device != "cpu":
-            extra.append(f"device={device!r}")
+            extra.append(f"device={str(device)!r}")
         if dtypes.numpy_dtype(self.dtype) not in (dtypes.DEFAULT_FLOAT, np.dtype(np.int64), np.dtype(np.bool_)):
             extra.append(f"dtype={self.dtype}")
         if self.requires_grad:
