@@ -7,16 +7,18 @@
 import builtins
 from typing import TYPE_CHECKING
 
-from . import data, nn, optim, utils
+from . import cuda, data, nn, optim, utils
 from ._version import __version__
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .creation import (
     arange,
     backend_name,
+    eye,
     from_dlpack,
     from_numpy,
     full,
     full_like,
+    linspace,
     ones,
     ones_like,
     rand,
@@ -24,17 +26,21 @@ from .creation import (
     randint,
     randn,
     randn_like,
+    randperm,
     tensor,
     zeros,
     zeros_like,
 )
 from .cuda import install as _install
 from .cuda.status import cuda_status, cuda_unavailable_reason
+from .device_names import device
 from .errors import CudaUnavailableError, DeviceError, ShapeError
 from .ops import surface
 from .random import Generator, manual_seed
+from .sampling import multinomial, normal
 from .serialization import FileFormatError, UnsafePickleError, load, save
 from .tensor import Tensor
+from .tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 
 surface.install(Tensor)
 # tt.exp(x), tt.sum(x, 0), ...: the ops that ops/surface.py declares for this namespace
@@ -50,18 +56,53 @@ int32, int64 = "int32", "int64"
 half, float, double, int, long, bool = "float16", "float32", "float64", "int32", "int64", "bool"
 
 
+# pytinytensor 1.x's top-level names: an alias warns and resolves, a removed name says what replaces it.
+_1X_ALIASES = {
+    "set_seed": ("tinytensor.manual_seed(seed)", manual_seed),
+    "cuda_available": ("tinytensor.cuda.is_available()", cuda.is_available),
+}
+_1X_REMOVED = {
+    "set_device": "there is no global device: create tensors with device= and move modules with .to(device)",
+    "get_device": "there is no global device: new tensors are on 'cpu' unless made with device=; x.device says "
+    "where a tensor is",
+    "config": "seed with tinytensor.manual_seed(seed); there is no global device (create tensors with device=)",
+}
+
+
 def __getattr__(name: str) -> builtins.bool:  # HAS_CUDA; tt.bool is a dtype name here
     # HAS_CUDA is a module attribute computed on first use (PEP 562), so `import tinytensor`
     # stays fast and does not import CuPy.
     if name == "HAS_CUDA":
         return cuda_status().has_cuda
+    if name in _1X_ALIASES:
+        import warnings
+
+        replacement, target = _1X_ALIASES[name]
+        warnings.warn(
+            f"tinytensor.{name} is a deprecated 1.x name: use {replacement} instead", DeprecationWarning, stacklevel=2
+        )
+        return target  # type: ignore[return-value]  # checkers see the declarations below instead
+    if name in _1X_REMOVED:
+        raise AttributeError(f"tinytensor.{name} was removed in 2.0: {_1X_REMOVED[name]}")
     raise AttributeError(f"module 'tinytensor' has no attribute {name!r}")
+
+
+if TYPE_CHECKING:  # the 1.x aliases __getattr__ resolves, with their signatures
+
+    def set_seed(seed: builtins.int) -> None: ...
+    def cuda_available() -> builtins.bool: ...
 
 
 __all__ = [
     "HAS_CUDA",  # noqa: F405 - computed by __getattr__ below
+    "BoolTensor",
+    "DoubleTensor",
     "FileFormatError",
+    "FloatTensor",
     "Generator",
+    "HalfTensor",
+    "IntTensor",
+    "LongTensor",
     "UnsafePickleError",
     "Tensor",
     "__version__",
@@ -78,21 +119,27 @@ __all__ = [
     "int64",
     "long",
     "backend_name",
+    "cuda",
     "cuda_status",
     "cuda_unavailable_reason",
     "data",
+    "device",
     "CudaUnavailableError",
     "DeviceError",
     "enable_grad",
+    "eye",
     "from_dlpack",
     "from_numpy",
     "full",
     "full_like",
     "is_grad_enabled",
+    "linspace",
     "load",
     "manual_seed",
+    "multinomial",
     "nn",
     "no_grad",
+    "normal",
     "ones",
     "ones_like",
     "optim",
@@ -101,6 +148,7 @@ __all__ = [
     "randint",
     "randn",
     "randn_like",
+    "randperm",
     "save",
     "ShapeError",
     "tensor",

@@ -1,4 +1,9 @@
-"""Functions that make tensors: tensor, zeros, ones, full, arange, randn, rand, *_like, DLPack."""
+"""Functions that make tensors: tensor, zeros, ones, full, arange, linspace, eye, randn, rand, randint,
+randperm, *_like, DLPack.
+
+Random tensors are drawn on the host, from the global stream or a ``tt.Generator``, so one seed
+gives the same values on every device.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import math
 import numpy as np
 
 from . import random as _random
+from .argcheck import int_at_least
 from .devices import backend_for, backend_of, parse_device, transfer
 from .dtypes import DEFAULT_FLOAT, is_float
 from .dtypes import resolve as _resolve_dtype
@@ -85,6 +91,97 @@ def arange(start, stop=None, step=1, dtype=None, device=None, requires_grad=Fals
     return _finish(_place(host, device), requires_grad)
 
 
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``steps`` values evenly spaced from ``start`` to ``end`` (both included), float32 by default.
+
+    PyTorch's values, bit for bit: the first half counts up from ``start`` and the second half
+    down from ``end`` (so both ends are exact), each value one fused multiply-add as PyTorch's
+    kernels compute it; an integer dtype truncates them, as PyTorch does. ``start`` and ``end``
+    may be numbers or one-element tensors.
+    """
+    fn = "linspace()"
+    start, end = (_number(_item(v, fn, n), fn, n) for v, n in ((start, "start"), (end, "end")))
+    steps = int_at_least(fn, "steps", steps, 0)
+    dtype = _resolve_dtype(dtype, fn) or DEFAULT_FLOAT
+    if dtype.kind == "b":
+        raise TypeError(f"{fn}: dtype bool is not supported; use a float or integer dtype")
+    if dtype.kind == "f":
+        first, last = dtype.type(start), dtype.type(end)
+        math_dtype = dtype
+    else:
+        if not all(math.isfinite(v) for v in (start, end)):
+            raise ValueError(f"{fn}: start and end must be finite for dtype {dtype}, got {start} and {end}")
+        info = np.iinfo(dtype)
+        first, last = int(start), int(end)  # truncated to the dtype first, as PyTorch
+        if not (info.min <= first <= info.max and info.min <= last <= info.max):
+            raise ValueError(f"{fn}: start {start} or end {end} does not fit in {dtype}")
+        math_dtype = np.dtype(np.float64)  # PyTorch steps through integer ranges in double
+        first, last = math_dtype.type(first), math_dtype.type(last)
+    if steps == 1:
+        host = np.array([first]).astype(dtype)
+    else:
+        index = np.arange(steps)
+        with np.errstate(invalid="ignore", over="ignore"):
+            step = (last - first) / math_dtype.type(max(steps - 1, 1))
+            up = _multiply_add(step, index.astype(math_dtype), first)
+            down = _multiply_add(-step, (steps - 1 - index).astype(math_dtype), last)
+        host = np.where(index < steps // 2, up, down).astype(dtype)
+    return _finish(_place(host, device), requires_grad)
+
+
+def _multiply_add(a, b, c):
+    """``a * b + c`` rounded once, as the fused multiply-add PyTorch's compiled kernels use (float16,
+    whose every operation PyTorch rounds, is computed plainly).
+
+    numpy has no fma, so this is Boldo and Melquiond's emulation (2008): Dekker's exact product
+    and Knuth's exact sum, the small parts added with rounding to odd, then one rounding to nearest.
+    """
+    dtype = b.dtype
+    a, c = dtype.type(a), dtype.type(c)
+    plain = a * b + c
+    if dtype.itemsize < 4:
+        return plain
+    split = dtype.type(2 ** ((np.finfo(dtype).nmant + 2) // 2) + 1)  # Veltkamp's splitter
+
+    def halves(x):
+        scaled = split * x
+        high = scaled - (scaled - x)
+        return high, x - high
+
+    product = a * b
+    (a_high, a_low), (b_high, b_low) = halves(a), halves(b)
+    product_error = ((a_high * b_high - product) + a_high * b_low + a_low * b_high) + a_low * b_low
+    total = c + product
+    virtual = total - c
+    total_error = (c - (total - virtual)) + (product - virtual)
+    small = total_error + product_error
+    virtual = small - total_error
+    small_error = (total_error - (small - virtual)) + (product_error - virtual)
+    # round to odd: an inexact sum whose last bit is even moves to its odd neighbour
+    bits = small.view(np.int64 if dtype.itemsize == 8 else np.int32)
+    inexact_even = (small_error != 0) & ((bits & 1) == 0)
+    small = np.where(inexact_even, np.nextafter(small, np.copysign(dtype.type(np.inf), small_error)), small)
+    fused = total + small
+    return np.where(np.isfinite(fused), fused, plain)  # near overflow, the splitting overflows first
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An ``n`` by ``m`` (default ``n``) matrix with ones on the diagonal, float32 by default."""
+    n = int_at_least("eye()", "n", n, 0)
+    m = n if m is None else int_at_least("eye()", "m", m, 0)
+    host = np.eye(n, m, dtype=_resolve_dtype(dtype, "eye()") or DEFAULT_FLOAT)
+    return _finish(_place(host, device), requires_grad)
+
+
+def _item(value, fn: str, name: str):
+    """A one-element tensor's number (PyTorch's linspace takes 0-d tensors for start and end)."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"{fn}: {name} must be a number or a one-element tensor, got shape {value.shape}")
+        return value.item()
+    return value
+
+
 def _place(host, device):
     return transfer(host, parse_device(device)) if device is not None else host
 
@@ -96,23 +193,33 @@ def _float_dtype(dtype, fn):
     return dtype
 
 
-def randn(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+def _rng(generator, device, fn: str):
+    """The stream to draw from (``generator``'s or the global one), after checking ``device``."""
+    kind = parse_device(device)[0] if device is not None else "cpu"
+    return _random.rng_for(generator, kind, fn)
+
+
+def randn(*shape, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Standard normal samples, drawn on the host so a seed gives the same values on every device."""
     dtype = _float_dtype(dtype, "randn()")
-    host = _random.generator().standard_normal(_shape(shape, "randn()"), dtype=np.float64).astype(dtype)
+    rng = _rng(generator, device, "randn()")
+    host = rng.standard_normal(_shape(shape, "randn()"), dtype=np.float64).astype(dtype)
     return _finish(_place(host, device), requires_grad)
 
 
-def rand(*shape, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*shape, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     """Uniform samples in [0, 1)."""
     dtype = _float_dtype(dtype, "rand()")
-    host = _random.generator().random(_shape(shape, "rand()"), dtype=np.float64).astype(dtype)
+    rng = _rng(generator, device, "rand()")
+    host = rng.random(_shape(shape, "rand()"), dtype=np.float64).astype(dtype)
     return _finish(_place(host, device), requires_grad)
 
 
-def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
-    """Integers drawn uniformly from [low, high) (``randint(high, size)`` starts at 0), int64 by
-    default, as PyTorch's ``randint``."""
+def randint(low=0, high=None, size=(), *, generator=None, dtype=None, device=None) -> Tensor:
+    """Integers drawn uniformly from [low, high), int64 by default, as PyTorch's ``randint``:
+    ``randint(high, size)`` and ``randint(low, high, size)``."""
+    if isinstance(high, (tuple, list)) and size == ():  # randint(high, size)
+        low, high, size = 0, low, high
     if high is None:
         low, high = 0, low
     low, high = (_number(v, "randint()", n) for v, n in ((low, "low"), (high, "high")))
@@ -121,9 +228,27 @@ def randint(low, high=None, size=(), dtype=None, device=None) -> Tensor:
     if high <= low:
         raise ValueError(f"randint(): high ({high}) must be greater than low ({low})")
     dtype = _resolve_dtype(dtype, "randint()") or np.dtype(np.int64)
+    # the draw is int64, then cast: the range must fit both, never wrapping silently
+    info = np.iinfo(dtype if dtype.kind == "i" else np.int64)
+    lowest, highest = (0, 1) if dtype.kind == "b" else (int(info.min), int(info.max))
+    if low < lowest or high - 1 > highest:
+        raise ValueError(f"randint(): values in [{low}, {high}) do not fit in dtype {dtype}")
     shape = _shape((size,) if isinstance(size, (int, np.integer)) else tuple(size), "randint()")
-    host = _random.generator().integers(low, high, shape).astype(dtype)
+    host = _rng(generator, device, "randint()").integers(low, high, shape).astype(dtype)
     return wrap(_place(host, device))
+
+
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """A random permutation of ``0 .. n-1``, int64 by default."""
+    n = int_at_least("randperm()", "n", n, 0)
+    dtype = _resolve_dtype(dtype, "randperm()") or np.dtype(np.int64)
+    if dtype.kind == "b":
+        raise TypeError("randperm(): dtype bool is not supported")
+    largest = 2 ** (np.finfo(dtype).nmant + 1) if dtype.kind == "f" else int(np.iinfo(dtype).max)
+    if n - 1 > largest:
+        raise ValueError(f"randperm(): n {n} is too large for dtype {dtype} (values up to {largest} are exact)")
+    host = _rng(generator, device, "randperm()").permutation(n).astype(dtype)
+    return _finish(_place(host, device), requires_grad)
 
 
 def uniform(shape, low, high, dtype=None, device=None) -> Tensor:
@@ -152,14 +277,16 @@ def full_like(t: Tensor, value, dtype=None, device=None, requires_grad=False) ->
     return full(shape, value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def randn_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``randn`` with ``t``'s shape, dtype and device unless given."""
     shape, dtype, device = _like(t, dtype, device)
-    return randn(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return randn(*shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def rand_like(t: Tensor, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(t: Tensor, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``rand`` with ``t``'s shape, dtype and device unless given."""
     shape, dtype, device = _like(t, dtype, device)
-    return rand(*shape, dtype=dtype, device=device, requires_grad=requires_grad)
+    return rand(*shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -1,9 +1,10 @@
-"""Devices: parsing device strings, finding the backend of an array, and moving arrays between devices.
+"""Devices: finding the backend of an array or a device, and moving arrays between devices.
 
-Devices are strings: ``"cpu"``, ``"cuda"`` / ``"cuda:N"``, and ``"strict:NAME"``, a fake device of
-``array_api_strict`` that the CPU-only test suite uses to catch device-placement bugs that would
-break on a GPU. ``backend_of(data)`` is one dict lookup on ``type(data)``; the CuPy and
-array_api_strict backends are built on first use, so importing tinytensor imports neither.
+Devices are named by strings or ``tt.device`` (``device_names``): ``"cpu"``, ``"cuda"`` /
+``"cuda:N"``, and ``"strict:NAME"``, a fake device of ``array_api_strict`` that the CPU-only test
+suite uses to catch device-placement bugs that would break on a GPU. ``backend_of(data)`` is one
+dict lookup on ``type(data)``; the CuPy and array_api_strict backends are built on first use, so
+importing tinytensor imports neither.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ import numpy as np
 from .backend import Backend
 from .cuda.backend import CupyBackend
 from .cuda.status import cuda_status, require_cuda
+from .device_names import parse_device
 from .errors import DeviceError
 from .numpy_backend import NUMPY
 from .strict_backend import StrictBackend
-
-_CUDA_KINDS = ("cuda",)
 
 _BY_TYPE: dict[type, Backend] = {np.ndarray: NUMPY}
 
@@ -80,26 +80,6 @@ def _strict_backend() -> StrictBackend:
             ) from exc
         _lazy["strict"] = StrictBackend(array_api_strict)
     return _lazy["strict"]
-
-
-def parse_device(spec) -> tuple[str, object]:
-    """Split a device string into (kind, index-or-name), or raise DeviceError naming it."""
-    if not isinstance(spec, str):
-        raise DeviceError(f"a device must be a string such as 'cpu' or 'cuda:0', got {spec!r}")
-    kind, _, rest = spec.partition(":")
-    if kind == "cpu" and not rest:
-        return "cpu", None
-    if kind in _CUDA_KINDS:
-        if not rest:
-            return "cuda", None
-        if rest.isdigit():
-            return "cuda", int(rest)
-    if kind == "strict" and rest:
-        return "strict", rest
-    raise DeviceError(
-        f"unknown device {spec!r}: expected 'cpu', 'cuda', 'cuda:N' (N a device number) "
-        "or 'strict:NAME' (array_api_strict's test devices)"
-    )
 
 
 def same_device(kind_index, data) -> bool:

@@ -11,6 +11,9 @@ import secrets
 
 import numpy as np
 
+from . import device_names
+from .errors import DeviceError
+
 _state = {"rng": np.random.default_rng()}
 
 # PyTorch accepts seeds in [-2**63, 2**64) and maps negative ones onto the unsigned range.
@@ -48,16 +51,25 @@ def next_seed() -> int:
 class Generator:
     """A private random stream, as ``torch.Generator``: ``tt.Generator().manual_seed(3)``.
 
-    Pass it where a function takes ``generator=`` (``DataLoader``) to make that randomness
-    independent of the global stream. Like PyTorch's, a new Generator starts from a fixed default
-    seed, so it is repeatable before ``manual_seed``; ``seed()`` reseeds it non-deterministically.
-    Numbers are drawn on the host by the wrapped numpy Generator (``.rng``).
+    Pass it where a function takes ``generator=`` (``randn``, ``rand``, ``randint``, ``randperm``,
+    ``normal``, ``multinomial``, ``DataLoader``) to make that randomness independent of the global
+    stream. Like PyTorch's, a new Generator starts from a fixed default seed, so it is repeatable
+    before ``manual_seed``; ``seed()`` reseeds it non-deterministically. Numbers are drawn on the
+    host by the wrapped numpy Generator (``.rng``), so one seed gives the same values on every
+    device; ``device`` (default ``"cpu"``) only says, as in PyTorch, which type of device its
+    results may go to: a ``Generator(device="cuda")`` for tensors made on a GPU.
     """
 
-    __slots__ = ("_initial_seed", "rng")
+    __slots__ = ("_device", "_initial_seed", "rng")
 
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
+        self._device = device_names.device(device)
         self.manual_seed(DEFAULT_SEED)
+
+    @property
+    def device(self) -> device_names.device:
+        """The type of device (and index) this generator's results go to, as given."""
+        return self._device
 
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed``; returns this generator."""
@@ -76,4 +88,24 @@ class Generator:
         return self._initial_seed
 
     def __repr__(self) -> str:
-        return f"Generator(initial_seed={self._initial_seed})"
+        where = "" if self._device == "cpu" else f", device={str(self._device)!r}"
+        return f"Generator(initial_seed={self._initial_seed}{where})"
+
+
+def rng_for(generator, kind: str, fn: str) -> np.random.Generator:
+    """The numpy stream a draw for a result on a device of ``kind`` ("cpu", "cuda", "strict") takes:
+    ``generator``'s, or the global one when it is None. As in PyTorch, the generator must be made
+    for that type of device."""
+    if generator is None:
+        return _state["rng"]
+    if not isinstance(generator, Generator):
+        raise TypeError(
+            f"{fn}: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) or None, "
+            f"got {type(generator).__module__}.{type(generator).__qualname__}"
+        )
+    if generator.device.type != kind:
+        raise DeviceError(
+            f"{fn}: generator is a {generator.device.type!r} generator but the result is on a {kind!r} device; "
+            f"as in PyTorch they must match: tt.Generator(device={kind!r})"
+        )
+    return generator.rng

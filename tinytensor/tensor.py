@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import autograd, dtypes
+from . import autograd, device_names, dtypes
 from .autograd import mark_modified, share_version
 from .devices import backend_of, parse_device, transfer
 from .errors import DeviceError, ShapeError
@@ -235,8 +235,9 @@ class Tensor(TensorOps):
         return n
 
     @property
-    def device(self) -> str:
-        return backend_of(self._data).device(self._data)
+    def device(self) -> device_names.device:
+        """Where the data lives, as ``tt.device`` (a ``str`` too: ``x.device == "cpu"`` holds)."""
+        return device_names.as_device(backend_of(self._data).device(self._data))
 
     @property
     def is_leaf(self) -> bool:
@@ -261,7 +262,7 @@ class Tensor(TensorOps):
         extra = []
         device = self.device
         if device != "cpu":
-            extra.append(f"device={device!r}")
+            extra.append(f"device={str(device)!r}")
         if dtypes.numpy_dtype(self.dtype) not in (dtypes.DEFAULT_FLOAT, np.dtype(np.int64), np.dtype(np.bool_)):
             extra.append(f"dtype={self.dtype}")
         if self.requires_grad:

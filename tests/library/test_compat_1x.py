@@ -137,3 +137,49 @@ def test_current_names_do_not_warn_and_unknown_names_still_fail():
         _ = nn.LeakyRelu
     with pytest.raises(ImportError):
         from tinytensor.nn.activations import Sigmoidd  # noqa: F401
+
+
+# ---------------------------------------------------------------------------- 1.x's top-level names
+def test_set_seed_and_cuda_available_warn_and_resolve():
+    with pytest.warns(
+        DeprecationWarning, match=r"tinytensor\.set_seed is a deprecated 1.x name: use tinytensor\.manual_seed\(seed\)"
+    ) as record:
+        set_seed = tt.set_seed
+    _warned_here(record)
+    assert set_seed is tt.manual_seed
+    set_seed(9)
+    first = tt.randn(3).numpy()
+    tt.manual_seed(9)
+    np.testing.assert_array_equal(tt.randn(3).numpy(), first)
+    with pytest.warns(
+        DeprecationWarning, match=r"tinytensor\.cuda_available .*use tinytensor\.cuda\.is_available\(\)"
+    ) as record:
+        from tinytensor import cuda_available
+    # importlib's from-list check of a package reads the name once more: both warnings point here,
+    # and Python's default filter shows a warning once per line
+    assert {w.filename for w in record} == {__file__}
+    assert cuda_available is tt.cuda.is_available and cuda_available() is tt.cuda.is_available()
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        (
+            "set_device",
+            r"tinytensor\.set_device was removed in 2\.0: there is no global device: create tensors with device=",
+        ),
+        ("get_device", r"tinytensor\.get_device was removed in 2\.0: .*x\.device says where a tensor is"),
+        ("config", r"tinytensor\.config was removed in 2\.0: seed with tinytensor\.manual_seed\(seed\)"),
+    ],
+)
+def test_removed_names_say_what_replaces_them(name, message):
+    with pytest.raises(AttributeError, match=message):
+        getattr(tt, name)
+    assert not hasattr(tt, name)
+    with pytest.raises(ImportError):  # `from tinytensor import name`: Python's own message
+        exec(f"from tinytensor import {name}", {})
+
+
+def test_unknown_top_level_names_still_fail_plainly():
+    with pytest.raises(AttributeError, match=r"^module 'tinytensor' has no attribute 'set_seeds'$"):
+        _ = tt.set_seeds

@@ -159,7 +159,7 @@ def test_repr_mentions_device_dtype_and_grad(other_device):
     assert "dtype=float64" in text and "requires_grad=True" in text
     assert "device" not in text  # the CPU goes unsaid, as in PyTorch
     moved = tt.Tensor(np.zeros(2, np.float32), device=other_device)
-    assert f"device={moved.device!r}" in repr(moved)
+    assert f"device={str(moved.device)!r}" in repr(moved)  # as PyTorch: device='cuda:0'
 
 
 def test_quickstart_from_the_readme():
