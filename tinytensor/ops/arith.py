@@ -313,10 +313,10 @@ def _matmul_shape_error(a, b) -> Exception:
     return ShapeError(f"matmul: the batch axes of shapes {sa} and {sb} cannot be broadcast together")
 
 
-def matmul(a, b) -> Tensor:
-    """``a @ b`` for tensors of any rank (numpy's rules), with gradients."""
-    a = tensor_arg(a, "matmul", "input")
-    b = coerce(b, a)
+def matmul(input, other) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """``input @ other`` for tensors of any rank (numpy's rules), with gradients."""
+    a = tensor_arg(input, "matmul", "input")
+    b = coerce(other, a)
     if not isinstance(b, Tensor):
         raise TypeError(f"matmul(): argument 'other' must be a Tensor, got {type(b).__name__}")
     return _matmul(a, b)
@@ -377,3 +377,36 @@ def rmatmul(a: Tensor, b) -> Tensor:
     if not isinstance(b, Tensor):
         return NotImplemented
     return _matmul(b, a)
+
+
+# One-line summaries (help(), docs/operations.md) of the operators above that have no docstring of
+# their own: the generated ones cannot carry one in their template.
+for _op, _doc in (
+    (add, "``a + b``, broadcasting; ``b`` may be a number."),
+    (radd, "``b + a`` for a number or array ``b`` on the left."),
+    (sub, "``a - b``, broadcasting; ``b`` may be a number."),
+    (rsub, "``b - a`` for a number or array ``b`` on the left."),
+    (mul, "``a * b``, broadcasting; ``b`` may be a number."),
+    (rmul, "``b * a`` for a number or array ``b`` on the left."),
+    (div, "``a / b`` (true division: integer tensors give the default float), broadcasting."),
+    (rdiv, "``b / a`` for a number or array ``b`` on the left."),
+    (pow, "``a ** b``, broadcasting; ``b`` may be a number."),
+    (rpow, "``b ** a`` for a number or array ``b`` on the left."),
+    (neg, "``-a``."),
+    (dunder_matmul, "``a @ b``: ``matmul`` as an operator."),
+    (rmatmul, "``b @ a`` for an array ``b`` on the left."),
+    (eq, "``a == b`` elementwise: a bool tensor, no gradient."),
+    (ne, "``a != b`` elementwise: a bool tensor, no gradient."),
+    (lt, "``a < b`` elementwise: a bool tensor, no gradient."),
+    (le, "``a <= b`` elementwise: a bool tensor, no gradient."),
+    (gt, "``a > b`` elementwise: a bool tensor, no gradient."),
+    (ge, "``a >= b`` elementwise: a bool tensor, no gradient."),
+    (floordiv, "``a // b`` elementwise, no gradient (as ``torch.floor_divide``)."),
+    (mod, "``a % b`` elementwise (the sign of ``b``, as Python), no gradient."),
+    (and_, "``a & b``: logical and of bool tensors, bitwise and of integer ones."),
+    (or_, "``a | b``: logical or of bool tensors, bitwise or of integer ones."),
+    (xor, "``a ^ b``: logical xor of bool tensors, bitwise xor of integer ones."),
+    (invert, "``~a``: logical not of a bool tensor, bitwise not of an integer one."),
+):
+    if not _op.__doc__:
+        _op.__doc__ = _doc

@@ -1,4 +1,4 @@
-"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_``.
+"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_ masked_fill_``.
 
 They change the tensor's storage and return the tensor. Like PyTorch, they refuse a tensor that
 requires grad while grad mode is on (its gradient would silently be wrong); under ``no_grad()``
@@ -15,6 +15,7 @@ from ..dtypes import checked_cast, numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .arith import combine_error, operand
+from .indexing import mask_and_value
 
 
 def _check_writable(fn: str, a: Tensor) -> None:
@@ -161,3 +162,31 @@ def clamp_(a: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's a
         x[...] = xp.clip(x, lo, hi)
 
     return _apply("clamp_", a, update)
+
+
+def masked_fill_(a: Tensor, mask, value) -> Tensor:
+    """Set the elements where the bool ``mask`` (broadcast to ``a``'s shape) is true to ``value``
+    (a number or a 0-d tensor); a float value for an integer tensor is an error, not truncated."""
+    m, fill = mask_and_value("masked_fill_", a, mask, value, in_place=True)
+    if isinstance(fill, Tensor):  # a value that requires grad, while gradients are recorded
+        raise RuntimeError(
+            "masked_fill_: a value that requires grad cannot be written in place while gradients are "
+            "recorded; use masked_fill, or wrap the change in tinytensor.no_grad()"
+        )
+    xp = backend_of(a._data).xp
+
+    def update(x):
+        x[...] = xp.where(m, fill, x)
+
+    return _apply("masked_fill_", a, update)
+
+
+# One-line summaries (help(), docs/operations.md) of the ops above that have no docstring of their own.
+for _op, _doc in (
+    (mul_, "``a *= other``."),
+    (div_, "``a /= other`` (floating-point tensors only)."),
+    (zero_, "Set every element to 0."),
+    (clamp_, "Clamp every element to ``[min, max]`` in place (either bound may be None)."),
+):
+    if not _op.__doc__:
+        _op.__doc__ = _doc
