@@ -101,7 +101,7 @@ def _norm_rules(p: float):
         magnitude = xp.abs(x)
         safe = xp.where(magnitude == 0, 1, magnitude)
         power = xp.where(magnitude == 0, 0, xp.sign(x) * safe ** (p - 1))
-        return power * _safe_div(xp, g, out ** (p - 1))
+        return power * _safe_div(xp, g, xp.where(out == 0, 0, xp.where(out == 0, 1, out) ** (p - 1)))
 
     return general, general_grad
 

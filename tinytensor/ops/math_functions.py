@@ -107,18 +107,20 @@ def sign(a):
 def _rounding(name: str, a: Tensor) -> Tensor:
     x = a._data
     backend = backend_of(x)
+    if numpy_dtype(x.dtype).kind == "b":
+        raise TypeError(f"{name}() is not defined for bool tensors (as in PyTorch)")
     if not backend.is_float(x):  # integers are already whole: a copy, as PyTorch returns
         return wrap(backend.copy(x))
     return unary(a, lambda xp, x: getattr(xp, name)(x), _zero_grad)
 
 
 def floor(a):
-    """The largest integer not above each element (integer tensors are returned as a copy). Zero gradient."""
+    """The largest integer not above each element (integers come back as a copy). Zero gradient."""
     return _rounding("floor", a)
 
 
 def ceil(a):
-    """The smallest integer not below each element (integer tensors are returned as a copy). Zero gradient."""
+    """The smallest integer not below each element (integers come back as a copy). Zero gradient."""
     return _rounding("ceil", a)
 
 
@@ -131,6 +133,6 @@ def round(a, *, decimals=0):  # noqa: A001 - PyTorch's name
     x = a._data
     backend = backend_of(x)
     if not backend.is_float(x):
-        return wrap(backend.copy(x))
+        return _rounding("round", a)  # integers: a copy; bools: refused
     scale = 10.0 ** int(decimals)
     return unary(a, lambda xp, x: xp.round(x * scale) / scale, _zero_grad)
