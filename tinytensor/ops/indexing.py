@@ -64,9 +64,9 @@ def scatter_along(backend, shape: tuple, dim: int, index, values):
 
 
 def gather(a, dim, index) -> Tensor:
-    """The values of ``a`` at ``index`` along ``dim``: ``out[i][j] = a[i][index[i][j]]`` for ``dim=1``.
+    """The input's values at ``index`` along ``dim``: ``out[i][j] = input[i][index[i][j]]`` for ``dim=1``.
 
-    ``index`` is an int64 tensor with as many axes as ``a``, no larger than ``a`` on the other
+    ``index`` is an int64 tensor with as many axes as the input, no larger than it on the other
     axes; its indices must lie in ``[0, a.size(dim))``. The gradient scatters back (summing repeats).
     """
     x = a._data
@@ -142,7 +142,7 @@ def mask_and_value(fn: str, a: Tensor, mask, value, *, in_place: bool = False):
 
 
 def masked_fill(a, mask, value) -> Tensor:
-    """``value`` where the bool ``mask`` is true, else ``a``'s element (``mask`` broadcasts with ``a``).
+    """``value`` where the bool ``mask`` is true, else the input's element (they broadcast together).
 
     ``value`` is a number or a 0-d tensor (which receives the summed gradient of the filled
     places). Unlike PyTorch, a float value for an integer tensor, or a number for a bool tensor, is

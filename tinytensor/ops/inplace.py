@@ -165,8 +165,10 @@ def clamp_(a: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's a
 
 
 def masked_fill_(a: Tensor, mask, value) -> Tensor:
-    """Set the elements where the bool ``mask`` (broadcast to ``a``'s shape) is true to ``value``
-    (a number or a 0-d tensor); a float value for an integer tensor is an error, not truncated."""
+    """Set the elements where the bool ``mask`` is true to ``value`` (a number or a 0-d tensor).
+
+    The mask broadcasts to the tensor's shape; unlike PyTorch, a float value for an integer tensor
+    is an error, not truncated."""
     m, fill = mask_and_value("masked_fill_", a, mask, value, in_place=True)
     if isinstance(fill, Tensor):  # a value that requires grad, while gradients are recorded
         raise RuntimeError(

@@ -70,7 +70,7 @@ def _zero_dim(a: Tensor) -> ValuesIndices:
 
 
 def sort(a, dim=-1, descending=False, *, stable=False) -> ValuesIndices:
-    """``(values, indices)``: ``a`` sorted along ``dim``, and where each value came from.
+    """``(values, indices)``: the input sorted along ``dim``, and where each value came from.
 
     Ascending unless ``descending``; always stable (ties keep their order), whatever ``stable`` says."""
     _check_flags("sort", descending=descending, stable=stable)
@@ -82,7 +82,7 @@ def sort(a, dim=-1, descending=False, *, stable=False) -> ValuesIndices:
 
 
 def argsort(a, dim=-1, descending=False, *, stable=False) -> Tensor:
-    """The int64 indices that sort ``a`` along ``dim`` (``sort(...).indices``); always stable."""
+    """The int64 indices that sort the input along ``dim`` (``sort(...).indices``); always stable."""
     _check_flags("argsort", descending=descending, stable=stable)
     x = a._data
     axis = dim_index("argsort", dim, x.ndim)

@@ -35,7 +35,7 @@ def _axis(fn: str, a: Tensor, dim) -> int:
 
 
 def chunk(a, chunks, dim=0) -> tuple[Tensor, ...]:
-    """``a`` cut along ``dim`` into at most ``chunks`` views of equal length.
+    """The input cut along ``dim`` into at most ``chunks`` views of equal length.
 
     The last may be shorter, and fewer come back when the length does not need them all, as in
     PyTorch."""
@@ -90,9 +90,9 @@ split_method.__name__ = split_method.__qualname__ = "split"
 
 
 def repeat(a, *repeats) -> Tensor:
-    """``a`` tiled ``repeats[i]`` times along axis ``i``; the gradient sums the copies.
+    """The tensor tiled ``repeats[i]`` times along axis ``i``; the gradient sums the copies.
 
-    The counts are ints or one sequence, at least ``a.ndim`` of them; extra ones add leading axes."""
+    The counts are ints or one sequence, at least one per axis; extra ones add leading axes."""
     if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)):
         repeats = tuple(repeats[0])
     reps = tuple(int_at_least("repeat", "repeats", r, 0) for r in repeats)
