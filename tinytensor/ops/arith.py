@@ -381,32 +381,23 @@ def rmatmul(a: Tensor, b) -> Tensor:
 
 # One-line summaries (help(), docs/operations.md) of the operators above that have no docstring of
 # their own: the generated ones cannot carry one in their template.
-for _op, _doc in (
-    (add, "``a + b``, broadcasting; ``b`` may be a number."),
-    (radd, "``b + a`` for a number or array ``b`` on the left."),
-    (sub, "``a - b``, broadcasting; ``b`` may be a number."),
-    (rsub, "``b - a`` for a number or array ``b`` on the left."),
-    (mul, "``a * b``, broadcasting; ``b`` may be a number."),
-    (rmul, "``b * a`` for a number or array ``b`` on the left."),
-    (div, "``a / b`` (true division: integer tensors give the default float), broadcasting."),
-    (rdiv, "``b / a`` for a number or array ``b`` on the left."),
-    (pow, "``a ** b``, broadcasting; ``b`` may be a number."),
-    (rpow, "``b ** a`` for a number or array ``b`` on the left."),
-    (neg, "``-a``."),
-    (dunder_matmul, "``a @ b``: ``matmul`` as an operator."),
-    (rmatmul, "``b @ a`` for an array ``b`` on the left."),
-    (eq, "``a == b`` elementwise: a bool tensor, no gradient."),
-    (ne, "``a != b`` elementwise: a bool tensor, no gradient."),
-    (lt, "``a < b`` elementwise: a bool tensor, no gradient."),
-    (le, "``a <= b`` elementwise: a bool tensor, no gradient."),
-    (gt, "``a > b`` elementwise: a bool tensor, no gradient."),
-    (ge, "``a >= b`` elementwise: a bool tensor, no gradient."),
-    (floordiv, "``a // b`` elementwise, no gradient (as ``torch.floor_divide``)."),
-    (mod, "``a % b`` elementwise (the sign of ``b``, as Python), no gradient."),
-    (and_, "``a & b``: logical and of bool tensors, bitwise and of integer ones."),
-    (or_, "``a | b``: logical or of bool tensors, bitwise or of integer ones."),
-    (xor, "``a ^ b``: logical xor of bool tensors, bitwise xor of integer ones."),
-    (invert, "``~a``: logical not of a bool tensor, bitwise not of an integer one."),
-):
-    if not _op.__doc__:
-        _op.__doc__ = _doc
+_DOCS: dict[Callable[..., Any], str] = {
+    div: "``a / b`` (true division: integer tensors give the default float), broadcasting.",
+    neg: "``-a``.",
+    dunder_matmul: "``a @ b``: ``matmul`` as an operator.",
+    rmatmul: "``b @ a`` for an array ``b`` on the left.",
+    floordiv: "``a // b`` elementwise, no gradient (as ``torch.floor_divide``).",
+    mod: "``a % b`` elementwise (the sign of ``b``, as Python), no gradient.",
+    invert: "``~a``: logical not of a bool tensor, bitwise not of an integer one.",
+}
+for _op, _symbol in ((add, "+"), (sub, "-"), (mul, "*"), (pow, "**")):
+    _DOCS[_op] = f"``a {_symbol} b``, broadcasting; ``b`` may be a number."
+for _op, _symbol in ((radd, "+"), (rsub, "-"), (rmul, "*"), (rdiv, "/"), (rpow, "**")):
+    _DOCS[_op] = f"``b {_symbol} a`` for a number or array ``b`` on the left."
+for _op, _symbol in ((eq, "=="), (ne, "!="), (lt, "<"), (le, "<="), (gt, ">"), (ge, ">=")):
+    _DOCS[_op] = f"``a {_symbol} b`` elementwise: a bool tensor, no gradient."
+for _op, _name, _symbol in ((and_, "and", "&"), (or_, "or", "|"), (xor, "xor", "^")):
+    _DOCS[_op] = f"``a {_symbol} b``: logical {_name} of bool tensors, bitwise {_name} of integer ones."
+for _fn, _doc in _DOCS.items():
+    if not _fn.__doc__:
+        _fn.__doc__ = _doc
