@@ -1,7 +1,8 @@
 """Write the type stubs of Tensor's operator surface from its one declaration (tinytensor/ops/surface.py):
 ``tinytensor/_surface.pyi`` (Tensor's op methods and the ``tt.*`` functions), ``tinytensor/_activations.pyi``
-(the same for the activations) and ``tinytensor/nn/functional.pyi``. ``--check`` writes nothing and
-fails when one is out of date.
+(the same for the activations) and ``tinytensor/nn/functional.pyi``; and the table of every op,
+``docs/operations.md`` (``ci.dev.operations_doc``). ``--check`` writes nothing and fails when one is
+out of date.
 
     python -m ci.dev.surface_stubs [--check]
 """
@@ -13,12 +14,17 @@ import inspect
 import sys
 from pathlib import Path
 
+from . import operations_doc
+from .operations_doc import returns
+
 HEADER = (
     "# Generated from tinytensor/ops/surface.py by `python -m ci.dev.surface_stubs`: do not edit.\n"
     "# The test suite fails when it is out of date.\n"
 )
 # object's own comparison operators return bool; a tensor's are elementwise
 _OVERRIDES = {"__eq__", "__ne__"}
+# the types a return annotation may name beyond builtins and Tensor, and their modules in the package
+_RETURN_TYPES = {"ValuesIndices": "ops.reduce"}
 
 
 class _Default:
@@ -39,10 +45,16 @@ def _signature(fn, *, first: str | None = None) -> str:
     return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
+def _imports(text: str, package: str) -> str:
+    """The import lines for the return types ``text`` names (``package``: "." or "..")."""
+    return "".join(
+        f"from {package}{module} import {name}\n" for name, module in _RETURN_TYPES.items() if f"-> {name}" in text
+    )
+
+
 def _def(name: str, fn, *, first: str | None = None, indent: str = "") -> str:
-    returns = "None" if name == "__setitem__" else "Tensor"
     ignore = "  # type: ignore[override]" if name in _OVERRIDES else ""
-    return f"{indent}def {name}{_signature(fn, first=first)} -> {returns}: ...{ignore}\n"
+    return f"{indent}def {name}{_signature(fn, first=first)} -> {returns(name, fn)}: ...{ignore}\n"
 
 
 def _functions(ops, *, listed: bool = True) -> str:
@@ -68,6 +80,13 @@ def stubs() -> dict:
     activations = [op for op in surface.OPS if op.name in ACTIVATIONS]
     others = [op for op in surface.OPS if op.name not in ACTIVATIONS]
     properties = "".join(f"    @property\n    def {name}(self) -> Tensor: ...\n" for name in surface.PROPERTIES)
+    surface_defs = (
+        _functions([op for op in others if op.tt])
+        + "\nclass TensorOps(ActivationMethods):\n"
+        + _methods(others)
+        + properties
+    )
+    functional_defs = _functions([op for op in others if op.functional], listed=False)
     return {
         package / "_activations.pyi": HEADER
         + "from .tensor import Tensor\n\n"
@@ -75,34 +94,35 @@ def stubs() -> dict:
         + "\nclass ActivationMethods:\n"
         + _methods(activations),
         package / "_surface.pyi": HEADER
-        + "from ._activations import ActivationMethods\nfrom .tensor import Tensor\n\n"
-        + _functions([op for op in others if op.tt])
-        + "\nclass TensorOps(ActivationMethods):\n"
-        + _methods(others)
-        + properties,
+        + "from ._activations import ActivationMethods\n"
+        + _imports(surface_defs, ".")
+        + "from .tensor import Tensor\n\n"
+        + surface_defs,
         # no __all__: the module is this stub's defs and the activations it re-exports
         package / "nn" / "functional.pyi": HEADER
-        + "from .._activations import *\nfrom ..tensor import Tensor\n\n"
-        + _functions([op for op in others if op.functional], listed=False),
+        + "from .._activations import *\n"
+        + _imports(functional_defs, "..")
+        + "from ..tensor import Tensor\n\n"
+        + functional_defs,
     }
+
+
+def stale(files: dict) -> list:
+    """The paths of ``files`` ({path: text}) whose contents differ from the text."""
+    return [path for path, text in files.items() if not path.exists() or path.read_text() != text]
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail when a stub is out of date; write nothing")
     args = parser.parse_args(argv)
-    stale = []
-    for path, text in stubs().items():
-        current = path.read_text() if path.exists() else None
-        if current == text:
-            continue
-        stale.append(path)
-        if not args.check:
-            path.write_text(text)
-    if args.check and stale:
-        print(f"out of date: {', '.join(map(str, stale))}; run python -m ci.dev.surface_stubs", file=sys.stderr)
+    files = {**stubs(), operations_doc.PATH: operations_doc.text()}
+    out_of_date = stale(files)
+    if args.check and out_of_date:
+        print(f"out of date: {', '.join(map(str, out_of_date))}; run python -m ci.dev.surface_stubs", file=sys.stderr)
         return 1
-    for path in stale:
+    for path in out_of_date:
+        path.write_text(files[path])
         print(f"wrote {path}")
     return 0
 

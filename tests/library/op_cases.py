@@ -388,6 +388,126 @@ CASES: list[OpCase] = [
     ),
 ]
 
+
+def _unary_cases():
+    """The elementwise math functions: (name, tinytensor call, PyTorch call, domain)."""
+    rows = [
+        ("sin", lambda t, x: x.sin(), lambda T, x: x.sin(), "any"),
+        ("cos", lambda t, x: t.cos(x), lambda T, x: x.cos(), "any"),
+        ("tan", lambda t, x: (x * 0.4).tan(), lambda T, x: (x * 0.4).tan(), "any"),  # away from pi/2
+        ("log1p", lambda t, x: x.log1p(), lambda T, x: x.log1p(), "positive"),
+        ("expm1", lambda t, x: t.expm1(x), lambda T, x: x.expm1(), "any"),
+        ("log2", lambda t, x: x.log2(), lambda T, x: x.log2(), "positive"),
+        ("log10", lambda t, x: t.log10(x), lambda T, x: x.log10(), "positive"),
+        ("exp2", lambda t, x: x.exp2(), lambda T, x: x.exp2(), "any"),
+        ("reciprocal", lambda t, x: x.reciprocal(), lambda T, x: x.reciprocal(), "nonzero"),
+        ("rsqrt", lambda t, x: t.rsqrt(x), lambda T, x: x.rsqrt(), "positive"),
+        ("square", lambda t, x: x.square(), lambda T, x: x.square(), "any"),
+        ("neg_fn", lambda t, x: t.neg(x), lambda T, x: T.neg(x), "any"),
+        # zero gradients, as PyTorch's (the seeded inputs are far from the steps)
+        ("sign", lambda t, x: x.sign(), lambda T, x: x.sign(), "nonzero"),
+        ("floor", lambda t, x: x.floor(), lambda T, x: x.floor(), "any"),
+        ("ceil", lambda t, x: t.ceil(x), lambda T, x: x.ceil(), "any"),
+        ("round", lambda t, x: (x * 3).round(), lambda T, x: (x * 3).round(), "any"),
+        ("round_decimals", lambda t, x: t.round(x, decimals=1), lambda T, x: T.round(x, decimals=1), "any"),
+    ]
+    return [OpCase(name, ours, ref, [[f(3, 4, domain=domain)]]) for name, ours, ref, domain in rows]
+
+
+def _pieces_sum(pieces):
+    """The pieces weighted 1, 2, 3, ... and joined again: each piece's gradient differs."""
+    return [piece * (k + 1) for k, piece in enumerate(pieces)]
+
+
+def _norm_cases():
+    cases = []
+    for p in (2, "fro", 1, float("inf"), float("-inf"), 3, 0.5):
+        for dim, keep in ((None, False), (1, False), ((0, 1), True), (0, True)):
+            tag = f"{p}-{dim}-{keep}".replace(" ", "")
+            cases.append(
+                OpCase(
+                    f"norm[{tag}]",
+                    lambda t, x, p=p, d=dim, k=keep: x.norm(p=p, dim=d, keepdim=k),
+                    lambda T, x, p=p, d=dim, k=keep: T.norm(x, p=p, dim=d, keepdim=k),
+                    [[f(3, 4, domain="nonzero")]],
+                )
+            )
+    return cases
+
+
+CASES += [
+    *_unary_cases(),
+    OpCase("cumsum", lambda t, x: x.cumsum(1), lambda T, x: x.cumsum(1), [[f(3, 4)], [f(2, 3, 4)]]),
+    OpCase("cumsum_dim0", lambda t, x: t.cumsum(x, dim=0), lambda T, x: T.cumsum(x, dim=0), [[f(3, 4)], [f(5)]]),
+    OpCase(
+        "gather_dim",
+        lambda t, x, idx: t.gather(x, 1, idx),
+        lambda T, x, idx: T.gather(x, 1, idx),
+        [[f(3, 5), i(3, 4, high=5)], [f(2, 3, 4), i(2, 5, 3, high=3)]],
+    ),
+    OpCase(
+        "gather_dim0",
+        lambda t, x, idx: x.gather(0, idx),
+        lambda T, x, idx: x.gather(0, idx),
+        [[f(4, 3), i(2, 2, high=4)], [f(4, 3), i(6, 3, high=4)]],
+    ),
+    OpCase(
+        "masked_fill",
+        lambda t, x, m: x.masked_fill(m, -0.5),
+        lambda T, x, m: x.masked_fill(m, -0.5),
+        [[f(3, 4), b(3, 4)], [f(3, 4), b(4)], [f(4), b(3, 4)]],
+    ),
+    OpCase(
+        "masked_fill_tensor",
+        lambda t, x, m, v: t.masked_fill(x, m, v),
+        lambda T, x, m, v: T.masked_fill(x, m, v),
+        [[f(3, 4), b(3, 4), f()]],
+    ),
+    OpCase("repeat", lambda t, x: x.repeat(2, 1, 3), lambda T, x: x.repeat(2, 1, 3), [[f(2, 3)], [f(3)]]),
+    OpCase("repeat_tuple", lambda t, x: x.repeat((2, 2)), lambda T, x: x.repeat((2, 2)), [[f(2, 3)]]),
+    OpCase(
+        "chunk",
+        lambda t, x: t.cat(_pieces_sum(x.chunk(3, dim=1)), dim=1),
+        lambda T, x: T.cat(_pieces_sum(x.chunk(3, dim=1)), dim=1),
+        [[f(2, 7)], [f(2, 6)]],
+    ),
+    OpCase(
+        "split",
+        lambda t, x: t.cat(_pieces_sum(t.split(x, 2)), dim=0),
+        lambda T, x: T.cat(_pieces_sum(T.split(x, 2)), dim=0),
+        [[f(5, 3)]],
+    ),
+    OpCase(
+        "split_sizes",
+        lambda t, x: t.cat(_pieces_sum(x.split([1, 3, 0, 2], dim=-1)), dim=-1),
+        lambda T, x: T.cat(_pieces_sum(x.split([1, 3, 0, 2], dim=-1)), dim=-1),
+        [[f(2, 6)]],
+    ),
+    OpCase("sort", lambda t, x: x.sort().values, lambda T, x: x.sort().values, [[f(3, 5)], [f(6)]]),
+    OpCase(
+        "sort_descending",
+        lambda t, x: t.sort(x, dim=0, descending=True).values,
+        lambda T, x: T.sort(x, dim=0, descending=True).values,
+        [[f(4, 3)]],
+    ),
+    OpCase("topk", lambda t, x: x.topk(2).values, lambda T, x: x.topk(2).values, [[f(3, 5)], [f(4)]]),
+    OpCase(
+        "topk_smallest",
+        lambda t, x: t.topk(x, 3, dim=0, largest=False).values,
+        lambda T, x: T.topk(x, 3, dim=0, largest=False).values,
+        [[f(4, 3)]],
+    ),
+    *_norm_cases(),
+    OpCase("mm", lambda t, x, y: x.mm(y), lambda T, x, y: x.mm(y), [[f(3, 4), f(4, 5)]]),
+    OpCase("mm_fn", lambda t, x, y: t.mm(x, y), lambda T, x, y: T.mm(x, y), [[f(1, 4), f(4, 1)]]),
+    OpCase(
+        "matmul_keywords",
+        lambda t, x, y: t.matmul(input=x, other=y),
+        lambda T, x, y: T.matmul(input=x, other=y),
+        [[f(2, 3, 4), f(4)]],
+    ),
+]
+
 ALL_VARIANTS = [(case, k) for case in CASES for k in range(len(case.inputs))]
 VARIANT_IDS = [f"{case.name}-{k}" for case, k in ALL_VARIANTS]
 

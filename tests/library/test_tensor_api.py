@@ -3,6 +3,7 @@ problems; then PyTorch's habits: Parameters anywhere, dim=/keepdim=, Tensor meth
 in-place ops.
 """
 
+import inspect
 import operator
 
 import numpy as np
@@ -225,7 +226,117 @@ def test_type_stubs_are_what_the_generator_writes():
     if not (ROOT / "ci" / "dev" / "surface_stubs.py").exists():
         pytest.skip("the stub generator (ci/dev/surface_stubs.py) is not beside these tests")
     stubs = from_checkout("ci.dev.surface_stubs")
-    assert stubs.main(["--check"]) == 0, "run python -m ci.dev.surface_stubs"
+    assert not stubs.stale(stubs.stubs()), "run python -m ci.dev.surface_stubs"
+
+
+def test_operations_table_is_what_the_generator_writes():
+    """docs/operations.md, the table of every op (with its docstring's summary: every op has one), is
+    byte for byte what `python -m ci.dev.surface_stubs` writes from the surface; its --check fails
+    when it is not."""
+    if not (ROOT / "ci" / "dev" / "operations_doc.py").exists():
+        pytest.skip("the table's generator (ci/dev/operations_doc.py) is not beside these tests")
+    doc = from_checkout("ci.dev.operations_doc")
+    assert doc.main(["--check"]) == 0, "run python -m ci.dev.surface_stubs"
+    from tinytensor.ops import surface
+
+    table = doc.PATH.read_text()
+    for op in surface.OPS:
+        assert f"| {op.name.replace('|', chr(92) + '|')} |" in table, op.name
+        assert inspect.getdoc(op.fn), f"{op.name} has no docstring"
+
+
+def _probe_inputs():
+    x = tt.Tensor(np.linspace(0.25, 1.5, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    y = tt.Tensor(np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    return x, y
+
+
+# The ops that need more than one or two (3, 4) float tensors: arguments that make them run.
+_LABELS = tt.Tensor([0, 2, 1])
+_PROBE_CALLS = {
+    "clip": lambda fn, x, y: fn(x, -0.5, 0.5),
+    "clamp": lambda fn, x, y: fn(x, -0.5, 0.5),
+    "where": lambda fn, x, y: fn(x > 0, x, y),
+    "reshape": lambda fn, x, y: fn(x, 12),
+    "view": lambda fn, x, y: fn(x, 12),
+    "permute": lambda fn, x, y: fn(x, 1, 0),
+    "expand": lambda fn, x, y: fn(x, 2, 3, 4),
+    "unsqueeze": lambda fn, x, y: fn(x, 0),
+    "__getitem__": lambda fn, x, y: fn(x, 0),
+    "__setitem__": lambda fn, x, y: fn(x, 0, 1.0),
+    "cat": lambda fn, x, y: fn([x, y]),
+    "concatenate": lambda fn, x, y: fn([x, y]),
+    "stack": lambda fn, x, y: fn([x, y]),
+    "chunk": lambda fn, x, y: fn(x, 2)[0],
+    "split": lambda fn, x, y: fn(x, 2)[0],
+    "repeat": lambda fn, x, y: fn(x, 2, 1),
+    "gather": lambda fn, x, y: fn(x, 1, tt.Tensor([[0], [3], [1]])),
+    "masked_fill": lambda fn, x, y: fn(x, x > 0, 0.0),
+    "masked_fill_": lambda fn, x, y: fn(x, x > 0, 0.0),
+    "topk": lambda fn, x, y: fn(x, 2).values,
+    "sort": lambda fn, x, y: fn(x).values,
+    "cumsum": lambda fn, x, y: fn(x, 1),
+    "mm": lambda fn, x, y: fn(x, y.T),
+    "matmul": lambda fn, x, y: fn(x, y.T),
+    "__matmul__": lambda fn, x, y: fn(x, y.T),
+    "__rmatmul__": lambda fn, x, y: fn(x, y.T),
+    "type": lambda fn, x, y: fn(x, "float64"),
+    "layer_norm": lambda fn, x, y: fn(x, (4,)),
+    "embedding": lambda fn, x, y: fn(_LABELS, x),
+    "linear": lambda fn, x, y: fn(x, y),
+    "cross_entropy": lambda fn, x, y: fn(x, _LABELS),
+    "nll_loss": lambda fn, x, y: fn(x, _LABELS),
+    "one_hot": lambda fn, x, y: fn(_LABELS),
+    "fill_": lambda fn, x, y: fn(x, 1.0),
+    # bool and integer tensors only: their results carry no gradient by construction
+    "__and__": lambda fn, x, y: fn(x > 1, y > 1),
+    "__or__": lambda fn, x, y: fn(x > 1, y > 1),
+    "__xor__": lambda fn, x, y: fn(x > 1, y > 1),
+    "__invert__": lambda fn, x, y: fn(x > 1),
+    "clamp_": lambda fn, x, y: fn(x, -0.5, 0.5),
+}
+
+
+def _carries_gradient(op, fn) -> bool:
+    """Whether ``fn``'s result requires grad when its float inputs do (an in-place op's refusal to
+    change them counts as no)."""
+    x, y = _probe_inputs()
+    if op.name in _PROBE_CALLS:
+        calls = [lambda: _PROBE_CALLS[op.name](fn, x, y)]
+    else:
+        calls = [lambda: fn(x), lambda: fn(x, y)]
+    for call in calls:
+        try:
+            result = call()
+        except TypeError as exc:
+            if "positional argument" in str(exc) or "were given" in str(exc):
+                continue  # the wrong number of arguments: the next form
+            raise
+        except RuntimeError as exc:
+            if "cannot be changed in place" in str(exc) or "in-place assignment" in str(exc):
+                return False
+            raise
+        if isinstance(result, tuple):
+            result = result[0]
+        return isinstance(result, tt.Tensor) and result.requires_grad
+    raise AssertionError(f"{op.name}: no probe call fits it; add one to _PROBE_CALLS")
+
+
+def test_declared_differentiability_is_what_the_ops_do():
+    """docs/operations.md says whether each op is differentiable from the surface's declaration;
+    running every op on float tensors that require grad shows that declaration is true."""
+    from tinytensor.ops import surface
+
+    wrong = []
+    for op in surface.OPS:
+        fn = (
+            getattr(tt.Tensor, op.methods[0])
+            if op.methods
+            else surface.functions("tt" if op.tt else "functional")[op.name]
+        )
+        if _carries_gradient(op, fn) != op.differentiable:
+            wrong.append(op.name)
+    assert not wrong, f"declared differentiable={'no' if wrong else ''} wrongly for {wrong}"
 
 
 # ---------------------------------------------------------------------------- Parameters on either side

@@ -344,10 +344,10 @@ def _matmul_shape_error(a, b) -> Exception:
     return ShapeError(f"matmul: the batch axes of shapes {sa} and {sb} cannot be broadcast together")
 
 
-def matmul(a, b) -> Tensor:
-    """``a @ b`` for tensors of any rank (numpy's rules), with gradients."""
-    a = tensor_arg(a, "matmul", "input")
-    b = coerce(b, a)
+def matmul(input, other) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """``input @ other`` for tensors of any rank (numpy's rules), with gradients."""
+    a = tensor_arg(input, "matmul", "input")
+    b = coerce(other, a)
     if not isinstance(b, Tensor):
         raise TypeError(f"matmul(): argument 'other' must be a Tensor, got {type(b).__name__}")
     return _matmul(a, b)
@@ -424,3 +424,27 @@ def rmatmul(a: Tensor, b) -> Tensor:
     if not isinstance(b, Tensor):
         return NotImplemented
     return _matmul(b, a)
+
+
+# One-line summaries (help(), docs/operations.md) of the operators above that have no docstring of
+# their own: the generated ones cannot carry one in their template.
+_DOCS: dict[Callable[..., Any], str] = {
+    div: "``a / b`` (true division: integer tensors give the default float), broadcasting.",
+    neg: "``-a``.",
+    dunder_matmul: "``a @ b``: ``matmul`` as an operator.",
+    rmatmul: "``b @ a`` for an array ``b`` on the left.",
+    floordiv: "``a // b`` elementwise, no gradient (as ``torch.floor_divide``).",
+    mod: "``a % b`` elementwise (the sign of ``b``, as Python), no gradient.",
+    invert: "``~a``: logical not of a bool tensor, bitwise not of an integer one.",
+}
+for _op, _symbol in ((add, "+"), (sub, "-"), (mul, "*"), (pow, "**")):
+    _DOCS[_op] = f"``a {_symbol} b``, broadcasting; ``b`` may be a number."
+for _op, _symbol in ((radd, "+"), (rsub, "-"), (rmul, "*"), (rdiv, "/"), (rpow, "**")):
+    _DOCS[_op] = f"``b {_symbol} a`` for a number or array ``b`` on the left."
+for _op, _symbol in ((eq, "=="), (ne, "!="), (lt, "<"), (le, "<="), (gt, ">"), (ge, ">=")):
+    _DOCS[_op] = f"``a {_symbol} b`` elementwise: a bool tensor, no gradient."
+for _op, _name, _symbol in ((and_, "and", "&"), (or_, "or", "|"), (xor, "xor", "^")):
+    _DOCS[_op] = f"``a {_symbol} b``: logical {_name} of bool tensors, bitwise {_name} of integer ones."
+for _fn, _doc in _DOCS.items():
+    if not _fn.__doc__:
+        _fn.__doc__ = _doc

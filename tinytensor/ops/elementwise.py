@@ -26,18 +26,22 @@ def unary(a: Tensor, fwd, bwd) -> Tensor:
 
 
 def exp(a):
+    """``e ** x`` of each element."""
     return unary(a, lambda xp, x: xp.exp(x), lambda xp, g, x, out: g * out)
 
 
 def log(a):
+    """The natural logarithm of each element."""
     return unary(a, lambda xp, x: xp.log(x), lambda xp, g, x, out: g / x)
 
 
 def sqrt(a):
+    """The square root of each element."""
     return unary(a, lambda xp, x: xp.sqrt(x), lambda xp, g, x, out: g / (2 * out))
 
 
 def abs(a):  # noqa: A001 - mirrors the builtin
+    """The absolute value of each element (gradient ``sign(x)``: 0 at 0, as PyTorch)."""
     return unary(a, lambda xp, x: xp.abs(x), lambda xp, g, x, out: g * xp.sign(x))
 
 
@@ -89,6 +93,7 @@ def maximum(a, b):
 
 
 def minimum(a, b):
+    """The elementwise smaller of ``a`` and ``b`` (tensors, arrays or numbers; one must be a tensor)."""
     a = _as_tensor(a, b, "minimum")
     return _minimum(a, operand(b, a, "minimum"))
 

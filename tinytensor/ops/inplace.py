@@ -1,5 +1,5 @@
-"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_``,
-and the augmented assignments ``+= -= *= /=``.
+"""In-place ops (PyTorch's trailing underscore): ``add_ sub_ mul_ div_ zero_ fill_ copy_ clamp_
+masked_fill_``, and the augmented assignments ``+= -= *= /=``.
 
 They change the tensor's storage and return the tensor. Like PyTorch, they refuse a tensor that
 requires grad while grad mode is on (its gradient would silently be wrong); under ``no_grad()``
@@ -16,6 +16,7 @@ from ..dtypes import checked_cast, numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .arith import combine_error, operand
+from .indexing import mask_and_value
 
 
 def _check_writable(fn: str, a: Tensor, other=None) -> None:
@@ -170,6 +171,7 @@ def fill_(a: Tensor, value) -> Tensor:
 
 
 def zero_(a: Tensor) -> Tensor:
+    """Set every element to 0, in place."""
     def update(x):
         x[...] = 0
 
@@ -189,6 +191,7 @@ def copy_(a: Tensor, src) -> Tensor:
 
 
 def clamp_(a: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's argument names
+    """Clamp every element to ``[min, max]`` in place (either bound may be None)."""
     if min is None and max is None:
         raise ValueError("clamp_: needs min, max or both")
     lo = None if min is None else _value("clamp_", a, min)
@@ -202,3 +205,23 @@ def clamp_(a: Tensor, min=None, max=None) -> Tensor:  # noqa: A002 - PyTorch's a
         x[...] = xp.clip(x, lo, hi)
 
     return _apply("clamp_", a, update)
+
+
+def masked_fill_(a: Tensor, mask, value) -> Tensor:
+    """Set the elements where the bool ``mask`` is true to ``value`` (a number or a 0-d tensor).
+
+    The mask broadcasts to the tensor's shape; unlike PyTorch, a float value for an integer tensor
+    is an error, not truncated."""
+    m, fill = mask_and_value("masked_fill_", a, mask, value, in_place=True)
+    if isinstance(fill, Tensor):  # a value that requires grad, while gradients are recorded
+        raise RuntimeError(
+            "masked_fill_: a value that requires grad cannot be written in place while gradients are "
+            "recorded; use masked_fill, or wrap the change in tinytensor.no_grad()"
+        )
+    xp = backend_of(a._data).xp
+
+    def update(x):
+        x[...] = xp.where(m, fill, x)
+
+    return _apply("masked_fill_", a, update)
+

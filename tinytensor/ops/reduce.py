@@ -22,7 +22,7 @@ from .elementwise import maximum, minimum, sqrt
 
 
 class ValuesIndices(NamedTuple):
-    """What ``max(dim)``/``min(dim)`` return, as PyTorch's ``torch.return_types.max``."""
+    """What ``max(dim)``, ``min(dim)``, ``sort`` and ``topk`` return, as PyTorch's ``torch.return_types``."""
 
     values: Tensor
     indices: Tensor
@@ -89,6 +89,7 @@ def _sum_bwd(bk, g, x, out, axes):
 
 
 def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """The sum over the axes (all by default)."""
     return _reduce(a, dim_arg("sum", dim, axis), keepdim_arg("sum", keepdim, keepdims), _sum_fwd, _sum_bwd)
 
 
@@ -102,6 +103,7 @@ def _mean_bwd(bk, g, x, out, axes):
 
 
 def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """The mean over the axes (all by default); floating-point tensors only."""
     if not backend_of(a._data).is_float(a._data):
         raise TypeError(f"mean() needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
     return _reduce(a, dim_arg("mean", dim, axis), keepdim_arg("mean", keepdim, keepdims), _mean_fwd, _mean_bwd)
@@ -132,6 +134,7 @@ def amax(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
 
 
 def amin(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """The smallest values over the axes (ties share the gradient)."""
     return _reduce(a, dim_arg("amin", dim, axis), keepdim_arg("amin", keepdim, keepdims), *_MIN)
 
 
@@ -186,6 +189,7 @@ def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
 
 
 def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
+    """No axis: the smallest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: minimum."""
     return _max_or_min("min", minimum, a, dim, keepdim, axis, keepdims)
 
 
@@ -227,6 +231,8 @@ def logsumexp_array(xp, x, axes):
 
 
 def logsumexp(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """``log(sum(exp(a)))`` over the axes, computed without overflow."""
+
     def bwd(bk, g, x, out, axes):
         return g * bk.xp.exp(x - out)
 
@@ -259,6 +265,7 @@ def argmax(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
 
 
 def argmin(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+    """Index (int64) of the first smallest value along ``dim``, or in the flattened tensor."""
     return _index_of("argmin", a, dim, keepdim, axis, keepdims)
 
 

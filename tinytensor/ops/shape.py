@@ -39,6 +39,7 @@ def _shape_arg(fn, shape):
 
 
 def reshape(a: Tensor, *shape) -> Tensor:
+    """The same elements in ``shape`` (ints or one sequence; one may be -1), a view where possible."""
     shape = _shape_arg("reshape", shape)
     x = a._data
     xp = backend_of(x).xp
@@ -82,6 +83,7 @@ def flattened_shape(in_shape: tuple, start_dim: int, end_dim: int) -> tuple:
 
 
 def permute(a: Tensor, *axes) -> Tensor:
+    """The axes reordered as ``axes`` (a view)."""
     axes = _shape_arg("permute", axes)
     x = a._data
     if len(axes) != x.ndim or sorted(ax % x.ndim for ax in axes) != list(range(x.ndim)):
@@ -294,6 +296,7 @@ def _insert_ones(shape, positions):
 
 
 def getitem(a: Tensor, key) -> Tensor:
+    """``a[key]``: basic indexing gives a view; integer arrays, lists and bool masks gather."""
     x = a._data
     backend = backend_of(x)
     xp = backend.xp

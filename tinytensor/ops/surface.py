@@ -4,7 +4,8 @@ whether it is also ``tt.<name>`` and ``nn.functional.<name>``.
 ``install`` puts the methods on Tensor; ``functions`` builds the two namespaces (their forms take an
 array or Python data as the first argument too, unless the op reads its arguments itself);
 ``tinytensor/_surface.pyi``, ``_activations.pyi`` and ``nn/functional.pyi``, the signatures for
-type checkers and editors, are generated from this table (``python -m ci.dev.surface_stubs``).
+type checkers and editors, and ``docs/operations.md``, the table of every op for readers, are
+generated from this table (``python -m ci.dev.surface_stubs``).
 """
 
 from __future__ import annotations
@@ -12,8 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from ..tensor import accepts_arrays
-from . import arith, elementwise, inplace, loss_functions, nn_ops, reduce, shape
+from ..tensor import Tensor, accepts_arrays
+from . import (
+    arith,
+    cumulative,
+    elementwise,
+    indexing,
+    inplace,
+    linalg,
+    loss_functions,
+    math_functions,
+    nn_ops,
+    queries,
+    reduce,
+    shape,
+    sorting,
+    split_repeat,
+)
 from .elementwise import ACTIVATION_OPS
 
 
@@ -24,6 +40,7 @@ class Op(NamedTuple):
     tt: bool = False
     functional: bool = False
     converts_first: bool = True  # the module-level form converts an array or Python data first argument
+    differentiable: bool = True  # gradients flow from its result to its floating-point tensor inputs
 
 
 def _method(name: str, fn, *dunders: str) -> Op:
@@ -33,6 +50,11 @@ def _method(name: str, fn, *dunders: str) -> Op:
 def _everywhere(name: str, fn, *methods: str) -> Op:
     """An op that is a method (by its name) and ``tt.<name>``."""
     return Op(name, fn, (name, *methods), tt=True)
+
+
+def _no_grad(*ops: Op) -> tuple[Op, ...]:
+    """Ops whose results carry no gradient (comparisons, indices, predicates, in-place changes)."""
+    return tuple(op._replace(differentiable=False) for op in ops)
 
 
 OPS: tuple[Op, ...] = (
@@ -51,18 +73,20 @@ OPS: tuple[Op, ...] = (
     Op("matmul", arith.matmul, ("matmul",), tt=True, converts_first=False),
     Op("__matmul__", arith.dunder_matmul, ("__matmul__",)),
     Op("__rmatmul__", arith.rmatmul, ("__rmatmul__",)),
-    Op("__eq__", arith.eq, ("__eq__",)),
-    Op("__ne__", arith.ne, ("__ne__",)),
-    Op("__lt__", arith.lt, ("__lt__",)),
-    Op("__le__", arith.le, ("__le__",)),
-    Op("__gt__", arith.gt, ("__gt__",)),
-    Op("__ge__", arith.ge, ("__ge__",)),
-    Op("__floordiv__", arith.floordiv, ("__floordiv__",)),
-    Op("__mod__", arith.mod, ("__mod__",)),
-    Op("__and__", arith.and_, ("__and__", "__rand__")),
-    Op("__or__", arith.or_, ("__or__", "__ror__")),
-    Op("__xor__", arith.xor, ("__xor__", "__rxor__")),
-    Op("__invert__", arith.invert, ("__invert__",)),
+    *_no_grad(
+        Op("__eq__", arith.eq, ("__eq__",)),
+        Op("__ne__", arith.ne, ("__ne__",)),
+        Op("__lt__", arith.lt, ("__lt__",)),
+        Op("__le__", arith.le, ("__le__",)),
+        Op("__gt__", arith.gt, ("__gt__",)),
+        Op("__ge__", arith.ge, ("__ge__",)),
+        Op("__floordiv__", arith.floordiv, ("__floordiv__",)),
+        Op("__mod__", arith.mod, ("__mod__",)),
+        Op("__and__", arith.and_, ("__and__", "__rand__")),
+        Op("__or__", arith.or_, ("__or__", "__ror__")),
+        Op("__xor__", arith.xor, ("__xor__", "__rxor__")),
+        Op("__invert__", arith.invert, ("__invert__",)),
+    ),
     # elementwise
     _everywhere("abs", elementwise.abs, "__abs__"),
     _everywhere("exp", elementwise.exp),
@@ -75,6 +99,28 @@ OPS: tuple[Op, ...] = (
     Op("maximum", elementwise.maximum, ("maximum",), tt=True, converts_first=False),
     Op("minimum", elementwise.minimum, ("minimum",), tt=True, converts_first=False),
     Op("where", elementwise.where, tt=True, converts_first=False),
+    _everywhere("neg", arith.neg),
+    *(
+        _everywhere(fn.__name__, fn)
+        for fn in (
+            math_functions.sin,
+            math_functions.cos,
+            math_functions.tan,
+            math_functions.log1p,
+            math_functions.expm1,
+            math_functions.log2,
+            math_functions.log10,
+            math_functions.exp2,
+            math_functions.reciprocal,
+            math_functions.rsqrt,
+            math_functions.square,
+            math_functions.sign,
+            math_functions.floor,
+            math_functions.ceil,
+            math_functions.round,
+        )
+    ),
+    _everywhere("cumsum", cumulative.cumsum),
     # reductions
     *(
         _everywhere(fn.__name__, fn)
@@ -88,15 +134,12 @@ OPS: tuple[Op, ...] = (
             reduce.var,
             reduce.std,
             reduce.logsumexp,
-            reduce.argmax,
-            reduce.argmin,
-            reduce.all,
-            reduce.any,
         )
     ),
+    *_no_grad(*(_everywhere(fn.__name__, fn) for fn in (reduce.argmax, reduce.argmin, reduce.all, reduce.any))),
     # shapes and indexing
     Op("__getitem__", shape.getitem, ("__getitem__",)),
-    Op("__setitem__", shape.setitem, ("__setitem__",)),
+    *_no_grad(Op("__setitem__", shape.setitem, ("__setitem__",))),
     *(
         _everywhere(fn.__name__, fn)
         for fn in (
@@ -114,6 +157,27 @@ OPS: tuple[Op, ...] = (
     Op("cat", shape.cat, tt=True, converts_first=False),
     Op("concatenate", shape.concatenate, tt=True, converts_first=False),
     Op("stack", shape.stack, tt=True, converts_first=False),
+    _everywhere("chunk", split_repeat.chunk),
+    Op("split", split_repeat.split, tt=True, converts_first=False),
+    _method("split", split_repeat.split_method),
+    _method("repeat", split_repeat.repeat),
+    _everywhere("gather", indexing.gather),
+    _everywhere("masked_fill", indexing.masked_fill),
+    # sorting
+    _everywhere("sort", sorting.sort),
+    *_no_grad(_everywhere("argsort", sorting.argsort)),
+    _everywhere("topk", sorting.topk),
+    # linear algebra
+    _everywhere("mm", linalg.mm),
+    _everywhere("norm", linalg.norm),
+    # questions answered with Python values
+    *_no_grad(
+        _everywhere("allclose", queries.allclose),
+        _everywhere("equal", queries.equal),
+        Op("is_tensor", queries.is_tensor, tt=True, converts_first=False),
+        _method("nelement", queries.nelement),
+    ),
+    Op("type", queries.tensor_type, ("type",)),  # a cast between floating dtypes is differentiable
     # neural-network ops
     Op("softmax", nn_ops.softmax, ("softmax",), tt=True, functional=True),
     Op("log_softmax", nn_ops.log_softmax, ("log_softmax",), tt=True, functional=True),
@@ -121,6 +185,7 @@ OPS: tuple[Op, ...] = (
     Op("layer_norm", nn_ops.layer_norm, tt=True, functional=True),
     Op("embedding", nn_ops.embedding, tt=True, functional=True, converts_first=False),
     Op("linear", nn_ops.linear, functional=True, converts_first=False),
+    *_no_grad(Op("one_hot", indexing.one_hot, functional=True, converts_first=False)),
     *(
         Op(fn.__name__, fn, functional=True)
         for fn in (
@@ -131,18 +196,21 @@ OPS: tuple[Op, ...] = (
             loss_functions.binary_cross_entropy_with_logits,
         )
     ),
-    # in place
-    *(
-        _method(fn.__name__, fn)
-        for fn in (
-            inplace.add_,
-            inplace.sub_,
-            inplace.mul_,
-            inplace.div_,
-            inplace.zero_,
-            inplace.fill_,
-            inplace.copy_,
-            inplace.clamp_,
+    # in place: they refuse tensors that require grad while gradients are recorded
+    *_no_grad(
+        *(
+            _method(fn.__name__, fn)
+            for fn in (
+                inplace.add_,
+                inplace.sub_,
+                inplace.mul_,
+                inplace.div_,
+                inplace.zero_,
+                inplace.fill_,
+                inplace.copy_,
+                inplace.clamp_,
+                inplace.masked_fill_,
+            )
         )
     ),
     Op("__iadd__", inplace.iadd, ("__iadd__",)),
@@ -151,8 +219,14 @@ OPS: tuple[Op, ...] = (
     Op("__itruediv__", inplace.itruediv, ("__itruediv__",)),
 )
 
+
+def _mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+    """The last two axes swapped (a batch of matrices transposed)."""
+    return shape.transpose(self, -2, -1)
+
+
 # Tensor properties: name -> getter
-PROPERTIES: dict[str, Callable] = {"T": shape.T, "mT": lambda self: shape.transpose(self, -2, -1)}
+PROPERTIES: dict[str, Callable] = {"T": shape.T, "mT": _mT}
 
 
 def install(cls) -> None:
