@@ -48,6 +48,10 @@ OPERATORS = {
     "__ror__": "number | a",
     "__xor__": "a ^ b",
     "__rxor__": "number ^ a",
+    "__iadd__": "a += b",
+    "__isub__": "a -= b",
+    "__imul__": "a *= b",
+    "__itruediv__": "a /= b",
     "__getitem__": "a[key]",
     "__setitem__": "a[key] = value",
 }

@@ -172,6 +172,7 @@ def fill_(a: Tensor, value) -> Tensor:
 
 def zero_(a: Tensor) -> Tensor:
     """Set every element to 0, in place."""
+
     def update(x):
         x[...] = 0
 
@@ -224,4 +225,3 @@ def masked_fill_(a: Tensor, mask, value) -> Tensor:
         x[...] = xp.where(m, fill, x)
 
     return _apply("masked_fill_", a, update)
-
