@@ -7,9 +7,16 @@
 import builtins
 from typing import TYPE_CHECKING
 
-from . import data, nn, optim, utils
+from . import autograd, data, nn, optim, utils
 from ._version import __version__
-from .autograd import enable_grad, is_grad_enabled, no_grad
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .creation import (
     arange,
     backend_name,
@@ -66,6 +73,7 @@ __all__ = [
     "Tensor",
     "__version__",
     "arange",
+    "autograd",
     "bool",
     "double",
     "float",
@@ -88,7 +96,9 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "inference_mode",
     "is_grad_enabled",
+    "is_inference_mode_enabled",
     "load",
     "manual_seed",
     "nn",
@@ -102,6 +112,7 @@ __all__ = [
     "randn",
     "randn_like",
     "save",
+    "set_grad_enabled",
     "ShapeError",
     "tensor",
     "utils",

@@ -1,4 +1,4 @@
-"""Reverse-mode autograd: the graph walk, gradient accumulation and grad mode.
+"""Reverse-mode autograd: the graph walk and gradient accumulation (grad mode is ``grad_mode.py``).
 
 A result tensor's ``_ctx`` is ``(backward, parents, *saved)``: ``backward(g, *saved)`` returns
 one gradient (or None) per parent. The hottest ops put what they need in ``saved`` because
@@ -19,13 +19,19 @@ views touch the cells.
 
 from __future__ import annotations
 
-import functools
 import weakref
 
 from .devices import backend_of
 
-# A list, not a bool, so hot paths read it with one index and no global rebinding.
-GRAD_ENABLED = [True]
+# Grad mode lives in its own module; ops and optimizers import it from here (tt.autograd.no_grad,
+# ... as torch.autograd's).
+from .grad_mode import GRAD_ENABLED as GRAD_ENABLED
+from .grad_mode import enable_grad as enable_grad
+from .grad_mode import inference_mode as inference_mode
+from .grad_mode import is_grad_enabled as is_grad_enabled
+from .grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
+from .grad_mode import no_grad as no_grad
+from .grad_mode import set_grad_enabled as set_grad_enabled
 
 FREED = ("freed",)
 
@@ -105,40 +111,6 @@ def _check_not_modified(node, ctx) -> None:
             "modified in place after the forward pass (by an optimizer step, add_(), x[...] = ..., or "
             "similar); run the forward pass again after the change, or clone() the tensor before changing it"
         )
-
-
-class no_grad:
-    """Context manager and decorator: ops inside record no graph."""
-
-    def __enter__(self):
-        self._prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = False
-        return self
-
-    def __exit__(self, *exc):
-        GRAD_ENABLED[0] = self._prev
-        return False
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with no_grad():
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-
-class enable_grad(no_grad):
-    """Turns recording back on inside a ``no_grad`` block."""
-
-    def __enter__(self):
-        self._prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = True
-        return self
-
-
-def is_grad_enabled() -> bool:
-    return GRAD_ENABLED[0]
 
 
 def _topological_order(root):
