@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from .devices import backend_of
 
 # Grad mode lives in its own module; ops and optimizers import it from here (tt.autograd.no_grad,
@@ -169,7 +171,8 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
             if clock > node._stamp:  # something changed in place since this node was made
                 _check_not_modified(node, ctx)
             if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
-                _add_to_grad(node, backend_of(grad).copy(grad), handed_out)
+                grad_copy = np.array(grad) if isinstance(grad, np.generic) else backend_of(grad).copy(grad)
+                _add_to_grad(node, grad_copy, handed_out)
             parent_grads = ctx[0](grad, *ctx[2:])
             for parent, pgrad in zip(ctx[1], parent_grads):
                 if pgrad is None or not parent.requires_grad:
@@ -184,6 +187,8 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
 
 
 def _accumulate_leaf(leaf, grad, handed_out) -> None:
+    if isinstance(grad, np.generic):  # numpy reduces to a scalar where a 0-d leaf wants an array
+        grad = np.array(grad)
     data = leaf._data
     if grad.dtype is not data.dtype and grad.dtype != data.dtype:  # `is`: the cheap common case
         grad = backend_of(grad).xp.astype(grad, data.dtype)

@@ -180,3 +180,13 @@ def test_gather_backward_adds_repeated_indices():
     idx = np.array([1, 1, 3, 1])
     w[idx].sum().backward()
     np.testing.assert_allclose(w.grad[:, 0], [0.0, 3.0, 0.0, 1.0])
+
+
+def test_zero_dim_leaves_fed_by_a_broadcast_get_array_gradients_of_their_dtype():
+    # numpy sums a broadcast gradient down to a scalar, not a 0-d array
+    a = tt.tensor(0.0, requires_grad=True)  # float32, added to float64 values
+    b = tt.tensor(np.float64(1.0), requires_grad=True)
+    c = tt.tensor(np.float64(1.0), requires_grad=True)
+    ((a + tt.tensor(np.ones(3))) + (b + c)).sum().backward()
+    assert a.grad.dtype == np.float32 and a.grad.tolist() == 3.0
+    assert b.grad.tolist() == c.grad.tolist() == 3.0 and b.grad._data is not c.grad._data
