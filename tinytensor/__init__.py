@@ -37,6 +37,7 @@ from .creation import (
 )
 from .cuda import install as _install
 from .cuda.status import cuda_status, cuda_unavailable_reason
+from .custom_function import Function as _Function
 from .errors import CudaUnavailableError, DeviceError, ShapeError
 from .ops import surface
 from .random import Generator, manual_seed
@@ -44,6 +45,8 @@ from .serialization import FileFormatError, UnsafePickleError, load, save
 from .tensor import Tensor
 
 surface.install(Tensor)
+# tt.autograd.Function, as PyTorch's: it makes Tensors, so it is defined above tensor and installed here
+autograd.Function = _Function  # type: ignore[misc]  # autograd declares it for type checkers
 # tt.exp(x), tt.sum(x, 0), ...: the ops that ops/surface.py declares for this namespace
 _FUNCTIONS = surface.functions("tt")
 globals().update(_FUNCTIONS)

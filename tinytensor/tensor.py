@@ -26,7 +26,17 @@ _ndarray = np.ndarray
 _generic = np.generic
 _CLOCK = autograd.CLOCK
 
-__all__ = ["Tensor", "wrap", "grad_array", "clear_grad", "is_array", "tensor_arg", "accepts_arrays", "mark_modified", "share_version"]
+__all__ = [
+    "Tensor",
+    "wrap",
+    "grad_array",
+    "clear_grad",
+    "is_array",
+    "tensor_arg",
+    "accepts_arrays",
+    "mark_modified",
+    "share_version",
+]
 
 
 def wrap(data, ctx=None) -> Tensor:
@@ -230,6 +240,12 @@ class Tensor(TensorOps):
     @property
     def is_leaf(self) -> bool:
         return self._ctx is None
+
+    @property
+    def grad_fn(self) -> autograd.Node | None:
+        """The graph step that made this tensor (``name()``, ``next_functions``), or None for a
+        leaf; made on request, so compare nodes with ``==`` (PyTorch hands out the same object)."""
+        return autograd.grad_fn(self)
 
     @property
     def is_cuda(self) -> bool:
