@@ -7,9 +7,16 @@
 import builtins
 from typing import TYPE_CHECKING
 
-from . import cuda, data, nn, optim, utils
+from . import autograd, cuda, data, nn, optim, utils
 from ._version import __version__
-from .autograd import enable_grad, is_grad_enabled, no_grad
+from .autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .creation import (
     arange,
     backend_name,
@@ -33,6 +40,7 @@ from .creation import (
 )
 from .cuda import install as _install
 from .cuda.status import cuda_status, cuda_unavailable_reason
+from .custom_function import Function as _Function
 from .device_names import device
 from .errors import CudaUnavailableError, DeviceError, ShapeError
 from .ops import surface
@@ -43,6 +51,8 @@ from .tensor import Tensor
 from .tensor_types import BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor
 
 surface.install(Tensor)
+# tt.autograd.Function, as PyTorch's: it makes Tensors, so it is defined above tensor and installed here
+autograd.Function = _Function  # type: ignore[misc]  # autograd declares it for type checkers
 # tt.exp(x), tt.sum(x, 0), ...: the ops that ops/surface.py declares for this namespace
 _FUNCTIONS = surface.functions("tt")
 globals().update(_FUNCTIONS)
@@ -107,6 +117,7 @@ __all__ = [
     "Tensor",
     "__version__",
     "arange",
+    "autograd",
     "bool",
     "double",
     "float",
@@ -132,8 +143,10 @@ __all__ = [
     "from_numpy",
     "full",
     "full_like",
+    "inference_mode",
     "is_grad_enabled",
     "linspace",
+    "is_inference_mode_enabled",
     "load",
     "manual_seed",
     "multinomial",
@@ -150,6 +163,7 @@ __all__ = [
     "randn_like",
     "randperm",
     "save",
+    "set_grad_enabled",
     "ShapeError",
     "tensor",
     "utils",

@@ -1,12 +1,20 @@
-"""Reverse-mode autograd: the graph walk, gradient accumulation and grad mode.
+"""Reverse-mode autograd: the graph walk, gradient accumulation and the graph's nodes as
+``Tensor.grad_fn`` shows them (grad mode is ``grad_mode.py``; custom ops, ``autograd.Function``,
+are ``custom_function.py``).
 
 A result tensor's ``_ctx`` is ``(backward, parents, *saved)``: ``backward(g, *saved)`` returns
 one gradient (or None) per parent. The hottest ops put what they need in ``saved`` because
 creating a closure over several arrays costs more than the op's own numpy call on small tensors
 (for generated ops, ``saved[0]`` is the op's gradient rule). Leaves have ``_ctx is None``. After
-a backward pass without ``retain_graph`` every visited node's ``_ctx`` becomes ``FREED`` so its
-saved arrays can be collected, and a second pass through it raises instead of silently dropping
-gradients.
+a backward pass without ``retain_graph`` every visited node's ``_ctx`` becomes
+``(FREED_TAG, qualname)`` (the qualified name of the function that names its op, kept for
+``grad_fn.name()``) so its saved arrays can be collected, and a second pass through it raises
+instead of silently dropping gradients.
+
+A node with several outputs (a custom ``Function`` returning a tuple) is a hidden tensor whose
+gradient is an ``OutputGrads``; each output is a node ``(output_backward, (hidden,), namer,
+index, count)`` that hands its gradient to that slot. ``Tensor.grad_fn`` shows nodes as ``Node``
+objects, made on request from ``_ctx`` (see ``grad_fn``).
 
 In-place safety (PyTorch's version counters, in a cheaper form): ``CLOCK`` counts in-place
 changes in this process. Every graph node records the clock when it is made (``_stamp``); an
@@ -19,15 +27,32 @@ views touch the cells.
 
 from __future__ import annotations
 
-import functools
 import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .devices import backend_of
 
-# A list, not a bool, so hot paths read it with one index and no global rebinding.
-GRAD_ENABLED = [True]
+# Grad mode lives in its own module; ops and optimizers import it from here (tt.autograd.no_grad,
+# ... as torch.autograd's).
+from .grad_mode import GRAD_ENABLED as GRAD_ENABLED
+from .grad_mode import enable_grad as enable_grad
+from .grad_mode import inference_mode as inference_mode
+from .grad_mode import is_grad_enabled as is_grad_enabled
+from .grad_mode import is_inference_mode_enabled as is_inference_mode_enabled
+from .grad_mode import no_grad as no_grad
+from .grad_mode import set_grad_enabled as set_grad_enabled
 
-FREED = ("freed",)
+if TYPE_CHECKING:  # installed by tinytensor/__init__.py (it makes Tensors, so it lives above tensor)
+    from .custom_function import Function as Function
+
+# A freed node's _ctx is (FREED_TAG, qualname): the first item tells it from a live node's backward.
+FREED_TAG = "freed"
+
+# Whether the running backward pass keeps the graph (retain_graph=True): a custom Function's ctx
+# frees its saved tensors after its backward otherwise, as PyTorch's does.
+RETAINING = [False]
 
 CLOCK = [0]
 
@@ -87,13 +112,25 @@ def _reads_saved_data(ctx) -> bool:
     return not (callable(rule) and rule in NO_SAVED_DATA)
 
 
-def op_name(ctx) -> str:
-    """A readable name of the op behind a node, for error messages."""
-    fn = ctx[2] if len(ctx) > 2 and callable(ctx[2]) else ctx[0]
-    name = getattr(fn, "__qualname__", repr(fn)).split(".<locals>")[0].strip("_")
+def _name_source(ctx):
+    """The function whose name names a live node's op: a generated op's rule, else its backward."""
+    return ctx[2] if len(ctx) > 2 and callable(ctx[2]) else ctx[0]
+
+
+def _qualname(fn) -> str:
+    return getattr(fn, "__qualname__", None) or type(fn).__name__
+
+
+def _short_name(qualname: str) -> str:
+    name = qualname.split(".<locals>")[0].strip("_")
     for suffix in ("_backward", "_bwd"):
         name = name.removesuffix(suffix)
     return name
+
+
+def op_name(ctx) -> str:
+    """A readable name of the op behind a node, for error messages."""
+    return _short_name(_qualname(_name_source(ctx)))
 
 
 def _check_not_modified(node, ctx) -> None:
@@ -105,40 +142,6 @@ def _check_not_modified(node, ctx) -> None:
             "modified in place after the forward pass (by an optimizer step, add_(), x[...] = ..., or "
             "similar); run the forward pass again after the change, or clone() the tensor before changing it"
         )
-
-
-class no_grad:
-    """Context manager and decorator: ops inside record no graph."""
-
-    def __enter__(self):
-        self._prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = False
-        return self
-
-    def __exit__(self, *exc):
-        GRAD_ENABLED[0] = self._prev
-        return False
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with no_grad():
-                return fn(*args, **kwargs)
-
-        return wrapper
-
-
-class enable_grad(no_grad):
-    """Turns recording back on inside a ``no_grad`` block."""
-
-    def __enter__(self):
-        self._prev = GRAD_ENABLED[0]
-        GRAD_ENABLED[0] = True
-        return self
-
-
-def is_grad_enabled() -> bool:
-    return GRAD_ENABLED[0]
 
 
 def _topological_order(root):
@@ -163,7 +166,7 @@ def _topological_order(root):
             ctx = parent._ctx
             if ctx is None or not parent.requires_grad or parent in visited:
                 continue
-            if ctx is FREED:
+            if ctx[0] is FREED_TAG:
                 raise RuntimeError(
                     "backward through a part of the graph that an earlier backward() already freed; "
                     "pass retain_graph=True to the first backward() to keep it"
@@ -174,7 +177,7 @@ def _topological_order(root):
 
 def run_backward(root, seed, retain_graph: bool = False) -> None:
     """Propagate ``seed`` (d out / d root) to every leaf that requires grad."""
-    if root._ctx is FREED:
+    if root._ctx is not None and root._ctx[0] is FREED_TAG:
         raise RuntimeError("backward() called a second time on a freed graph; pass retain_graph=True the first time")
     if root._ctx is None:  # a leaf: its gradient is the seed itself
         _accumulate_leaf(root, seed, set())
@@ -184,20 +187,23 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
     clock = CLOCK[0]
     pending = {root: seed}  # node -> the gradient summed so far
     handed_out: set[int] = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
-    previous = GRAD_ENABLED[0]
+    previous = GRAD_ENABLED[0], RETAINING[0]
     GRAD_ENABLED[0] = False
+    RETAINING[0] = retain_graph
     try:
         for node in reversed(order):
             grad = pending.pop(node, None)
             ctx = node._ctx
-            if not retain_graph:
-                node._ctx = FREED
+            if not retain_graph:  # keep only the op's name (for grad_fn), never the function itself
+                fn = ctx[2] if len(ctx) > 2 and callable(ctx[2]) else ctx[0]  # _name_source, inline
+                node._ctx = (FREED_TAG, getattr(fn, "__qualname__", None))
             if grad is None:
                 continue
             if clock > node._stamp:  # something changed in place since this node was made
                 _check_not_modified(node, ctx)
             if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
-                _add_to_grad(node, backend_of(grad).copy(grad), handed_out)
+                grad_copy = np.array(grad) if isinstance(grad, np.generic) else backend_of(grad).copy(grad)
+                _add_to_grad(node, grad_copy, handed_out)
             parent_grads = ctx[0](grad, *ctx[2:])
             for parent, pgrad in zip(ctx[1], parent_grads):
                 if pgrad is None or not parent.requires_grad:
@@ -208,10 +214,12 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
                     prev = pending.get(parent)
                     pending[parent] = pgrad if prev is None else prev + pgrad
     finally:
-        GRAD_ENABLED[0] = previous
+        GRAD_ENABLED[0], RETAINING[0] = previous
 
 
 def _accumulate_leaf(leaf, grad, handed_out) -> None:
+    if isinstance(grad, np.generic):  # numpy reduces to a scalar where a 0-d leaf wants an array
+        grad = np.array(grad)
     data = leaf._data
     if grad.dtype is not data.dtype and grad.dtype != data.dtype:  # `is`: the cheap common case
         grad = backend_of(data).xp.astype(grad, data.dtype)  # data's: grad may be a numpy scalar
@@ -234,3 +242,156 @@ def _add_to_grad(t, grad, handed_out) -> None:
         mark_modified(current)
     else:
         t._grad = current + grad
+
+
+# ---------------------------------------------------------------------------- nodes with several outputs
+class OutputGrads:
+    """The gradients of a multi-output node, one slot per output (None: none arrived), summed per
+    slot as they arrive: the engine adds pending gradients with ``+``."""
+
+    __slots__ = ("grads",)
+
+    def __init__(self, grads: list) -> None:
+        self.grads = grads
+
+    def __add__(self, other: OutputGrads) -> OutputGrads:
+        mine = self.grads
+        for i, g in enumerate(other.grads):
+            if g is not None:
+                mine[i] = g if mine[i] is None else mine[i] + g
+        return self
+
+
+@saves_nothing
+def output_backward(g, namer, index, count):
+    """The node of output ``index`` of ``count``: its gradient goes to that slot of the shared node.
+    ``namer`` (the shared node's name source) names it, so it keeps the name once freed."""
+    grads = [None] * count
+    grads[index] = g
+    return (OutputGrads(grads),)
+
+
+# ---------------------------------------------------------------------------- grad_fn
+# Names where PyTorch's differ from the op's own (one PyTorch op for one of ours); every other op
+# is shown as its name in CamelCase + "Backward0".
+_NODE_NAMES = {"identity": "Clone", "to": "ToCopy", "concat": "Cat", "getitem": "Index", "reshape": "View"}
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they "
+    "have already been freed). Saved intermediate values of the graph are freed when you call .backward(). "
+    "Specify retain_graph=True if you need to backward through the graph a second time or if you need to "
+    "access saved tensors after calling backward."
+)
+
+
+def node_name(qualname: str | None) -> str:
+    """``grad_fn.name()`` from the qualified name of a node's name source: a custom Function's
+    node class ("ExpBackward") as it is, a built-in op's as PyTorch-style "ExpBackward0"."""
+    if not qualname:
+        return "Backward0"
+    if qualname.endswith("Backward"):
+        return qualname
+    name = _short_name(qualname).rsplit(".", 1)[-1]
+    name = _NODE_NAMES.get(name) or "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+    return name + "Backward0"
+
+
+class Node:
+    """A step of the recorded graph, as ``Tensor.grad_fn`` shows it (PyTorch's autograd node).
+
+    Made on request from the tensor's ``_ctx``, so recording costs nothing extra; two Node objects
+    for the same step compare equal (``==``), but are not the same object as in PyTorch. Built-in
+    ops are named PyTorch-style (``MulBackward0``) after our op, which is sometimes not PyTorch's
+    (a matmul is ``MatmulBackward0`` whatever the ranks). After a backward pass that freed the
+    graph, ``name()`` still works but ``next_functions`` raises: the links were let go with it.
+    """
+
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor) -> None:
+        self._tensor = tensor  # the tensor whose _ctx this is (the hidden one for several outputs)
+
+    def name(self) -> str:
+        """The node's name, e.g. ``"MulBackward0"``, or ``"ExpBackward"`` for a Function ``Exp``."""
+        ctx = self._tensor._ctx
+        if ctx[0] is FREED_TAG:
+            return node_name(ctx[1])
+        return node_name(_qualname(_name_source(ctx)))
+
+    @property
+    def next_functions(self) -> tuple:
+        """One ``(node, output index)`` pair per input: ``(None, 0)`` for an input that needs no
+        gradient, ``AccumulateGrad`` for a leaf that does (ops with a Python number as an operand
+        list only their tensor inputs; PyTorch lists the number too)."""
+        ctx = self._tensor._ctx
+        if ctx[0] is FREED_TAG:
+            raise RuntimeError(f"next_functions of {self.name()}: {FREED_MESSAGE}")
+        return tuple(_edge(parent) for parent in ctx[1])
+
+    def __getattr__(self, name: str):
+        # A custom Function's node also shows its ctx (custom_function.FunctionNode); once the graph
+        # is freed only its name is left, and asking for the rest is PyTorch's error.
+        if not name.startswith("_"):
+            ctx = self._tensor._ctx
+            if ctx[0] is FREED_TAG and (ctx[1] or "").endswith("Backward"):
+                raise RuntimeError(f"{name} of {self.name()}: {FREED_MESSAGE}")
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Node) and other._tensor is self._tensor
+
+    def __hash__(self) -> int:
+        return id(self._tensor)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self._tensor):#x}>"
+
+
+class AccumulateGrad:
+    """``next_functions``' entry for a leaf that requires grad: its gradient is added to
+    ``variable.grad``. ``name()`` is ``"AccumulateGrad"`` (PyTorch: "torch::autograd::AccumulateGrad")."""
+
+    __slots__ = ("variable",)
+    next_functions: tuple = ()
+
+    def __init__(self, variable) -> None:
+        self.variable = variable
+
+    def name(self) -> str:
+        """``"AccumulateGrad"``."""
+        return "AccumulateGrad"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, AccumulateGrad) and other.variable is self.variable
+
+    def __hash__(self) -> int:
+        return id(self.variable)
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self.variable):#x}>"
+
+
+def _edge(t) -> tuple:
+    if not t.requires_grad:
+        return (None, 0)
+    ctx = t._ctx
+    if ctx is None:
+        return (AccumulateGrad(t), 0)
+    if ctx[0] is output_backward:
+        return (grad_fn(t), ctx[3])
+    return (grad_fn(t), 0)
+
+
+def grad_fn(t):
+    """``t.grad_fn``: None for a leaf, else the Node of the step that made ``t`` (an instance of a
+    custom Function's node class where ``_ctx[2]`` is one)."""
+    ctx = t._ctx
+    if ctx is None:
+        return None
+    if ctx[0] is output_backward:  # one output of several: the shared node
+        t = ctx[1][0]
+        ctx = t._ctx
+    kind = ctx[2] if len(ctx) > 2 else None
+    if isinstance(kind, type) and issubclass(kind, Node):
+        return kind(t)
+    return Node(t)

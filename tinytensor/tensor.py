@@ -244,6 +244,12 @@ class Tensor(TensorOps):
         return self._ctx is None
 
     @property
+    def grad_fn(self) -> autograd.Node | None:
+        """The graph step that made this tensor (``name()``, ``next_functions``), or None for a
+        leaf; made on request, so compare nodes with ``==`` (PyTorch hands out the same object)."""
+        return autograd.grad_fn(self)
+
+    @property
     def is_cuda(self) -> bool:
         return backend_of(self._data).kind == "cuda"
 

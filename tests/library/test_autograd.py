@@ -245,3 +245,13 @@ def test_sgd_with_momentum_steps_a_0d_parameter_as_pytorch(torch, kwargs):
             opt.step()
         results.append(float(w.item()))
     np.testing.assert_allclose(results[0], results[1], rtol=1e-6)
+
+
+def test_zero_dim_leaves_fed_by_a_broadcast_get_array_gradients_of_their_dtype():
+    # numpy sums a broadcast gradient down to a scalar, not a 0-d array
+    a = tt.tensor(0.0, requires_grad=True)  # float32, added to float64 values
+    b = tt.tensor(np.float64(1.0), requires_grad=True)
+    c = tt.tensor(np.float64(1.0), requires_grad=True)
+    ((a + tt.tensor(np.ones(3))) + (b + c)).sum().backward()
+    assert a.grad.dtype == np.float32 and a.grad.tolist() == 3.0
+    assert b.grad.tolist() == c.grad.tolist() == 3.0 and b.grad._data is not c.grad._data

@@ -211,12 +211,12 @@ OPS: tuple[Op, ...] = (
                 inplace.clamp_,
                 inplace.masked_fill_,
             )
-        )
+        ),
+        Op("__iadd__", inplace.iadd, ("__iadd__",)),
+        Op("__isub__", inplace.isub, ("__isub__",)),
+        Op("__imul__", inplace.imul, ("__imul__",)),
+        Op("__itruediv__", inplace.itruediv, ("__itruediv__",)),
     ),
-    Op("__iadd__", inplace.iadd, ("__iadd__",)),
-    Op("__isub__", inplace.isub, ("__isub__",)),
-    Op("__imul__", inplace.imul, ("__imul__",)),
-    Op("__itruediv__", inplace.itruediv, ("__itruediv__",)),
 )
 
 
