@@ -1,5 +1,5 @@
-"""Selecting and combining datasets: Subset, ConcatDataset and random_split, compared with PyTorch
-where it is installed."""
+"""Selecting and combining datasets: Subset, ConcatDataset, random_split, and DataLoader's sampler
+and batch_sampler, compared with PyTorch where it is installed."""
 
 from __future__ import annotations
 
@@ -148,3 +148,19 @@ def test_datasets_add_up_and_load():
     assert isinstance(both, ConcatDataset) and len(both) == 7
     assert [b[0].tolist() for b in DataLoader(both, batch_size=4)] == [[0.0, 1.0, 2.0, 3.0], [10.0, 11.0, 12.0]]
 
+
+# ---------------------------------------------------------------------------- sampler, batch_sampler
+def test_sampler_and_batch_sampler_match_pytorch(torch):
+    from torch.utils.data import DataLoader as TorchLoader
+
+    data = list(range(100, 110))
+    cases = [
+        {"sampler": [3, 1, 4, 1, 5, 9, 2], "batch_size": 3},
+        {"sampler": [3, 1, 4, 1, 5, 9, 2], "batch_size": 3, "drop_last": True},
+        {"batch_sampler": [[0, 1], [7], [2, 3, 4]]},
+    ]
+    for kwargs in cases:
+        ours = [b.tolist() for b in DataLoader(data, **kwargs)]
+        theirs = [b.tolist() for b in TorchLoader(data, **kwargs)]
+        assert ours == theirs, kwargs
+        assert len(DataLoader(data, **kwargs)) == len(TorchLoader(data, **kwargs))
