@@ -1,6 +1,10 @@
-"""``DataLoader``: batches from a dataset, reshuffled every epoch, on the data's own device."""
+"""``DataLoader``: batches from a dataset, reshuffled every epoch, in this process or in workers."""
 
 from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.context
+import numbers
 
 import numpy as np
 
@@ -10,6 +14,7 @@ from ..devices import backend_of
 from ..tensor import wrap
 from .collate import default_collate
 from .dataset import TensorDataset
+from .pool import WorkerEpoch, WorkerPool
 
 
 class DataLoader:
@@ -17,54 +22,168 @@ class DataLoader:
 
     ``len(loader)`` is the number of batches; each ``for batch in loader`` is a new epoch (a new
     order when ``shuffle=True``). The order comes from ``generator`` (a ``tt.Generator``) or else
-    from tinytensor's global stream, so ``tt.manual_seed`` fixes it.
+    from tinytensor's global stream, so ``tt.manual_seed`` fixes it. ``sampler`` (an iterable of
+    indices) or ``batch_sampler`` (an iterable of index lists) replace that order, as in PyTorch.
 
-    A ``TensorDataset`` is batched by one gather per tensor, with the epoch's index array put on
-    that tensor's device once; a batch is a list with one Tensor per dataset tensor. Other
-    datasets are read sample by sample and merged by ``default_collate``. Batches are new arrays
-    (copies), detached from any graph.
+    With ``num_workers=0`` batches are made in this process, on the data's own device: a
+    ``TensorDataset`` is batched by one gather per tensor, other datasets are read sample by
+    sample and merged by ``collate_fn`` (``default_collate``). Batches are new arrays (copies),
+    detached from any graph.
+
+    ``num_workers=n`` loads batches in n worker processes (``multiprocessing``, with the
+    platform's default start method or ``multiprocessing_context``: 'fork', 'spawn',
+    'forkserver' or a context). Batch k is made by worker k % n and batches arrive in order, so
+    an epoch is the same as with ``num_workers=0``, but its Tensors are on the CPU. Each epoch
+    draws one ``base_seed`` from ``generator`` or the global stream (with or without workers, so
+    the stream does not depend on ``num_workers``); worker i seeds Python's ``random`` and
+    tinytensor's generator with ``base_seed + i`` and numpy's legacy global state from both, as
+    PyTorch does, then calls ``worker_init_fn(i)``; ``get_worker_info()`` describes the worker.
+    Each worker keeps ``prefetch_factor`` batches (default 2) in flight. ``timeout`` (seconds,
+    0: none) bounds the wait for one batch. Workers stop when the epoch ends, fails or is
+    garbage-collected; ``persistent_workers=True`` keeps them (and their dataset copy and seeds)
+    for the loader's life. Under 'spawn' and 'forkserver' the dataset, ``collate_fn`` and
+    ``worker_init_fn`` are pickled: define them at module level. An exception in a worker is
+    raised here with the worker's id and traceback; a worker that dies raises RuntimeError.
+    As in PyTorch, keep a dataset that workers read on the CPU: a forked process cannot use the
+    GPU its parent has initialised.
+
+    ``pin_memory`` is accepted for PyTorch compatibility and does nothing: tinytensor does not
+    page-lock host memory, so batches are ordinary host (or device) arrays either way.
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, generator=None):
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=False,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor=None,
+        persistent_workers=False,
+    ):
         _check_dataset(dataset)
         self.dataset = dataset
-        self.batch_size = int_at_least("DataLoader", "batch_size", batch_size, 1)
+        self.batch_size: int | None = int_at_least("DataLoader", "batch_size", batch_size, 1)
         self.shuffle = _check_flag(shuffle, "shuffle")
         self.drop_last = _check_flag(drop_last, "drop_last")
+        self.sampler = _check_iterable(sampler, "sampler", "an iterable of sample indices")
+        self.batch_sampler = _check_iterable(batch_sampler, "batch_sampler", "an iterable of lists of sample indices")
+        if sampler is not None and self.shuffle:
+            raise ValueError("DataLoader: sampler is mutually exclusive with shuffle (the sampler sets the order)")
+        if batch_sampler is not None:
+            if self.batch_size != 1 or self.shuffle or sampler is not None or self.drop_last:
+                raise ValueError(
+                    "DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler and drop_last"
+                )
+            self.batch_size = None  # as in PyTorch: the batch sampler sets the batches
         if generator is not None and not isinstance(generator, _random.Generator):
             raise TypeError(
                 "DataLoader: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) "
                 f"or None, got {type(generator).__module__}.{type(generator).__qualname__}"
             )
         self.generator = generator
+        self.collate_fn = _check_callable(collate_fn, "collate_fn") or default_collate
+        self.pin_memory = _check_flag(pin_memory, "pin_memory")
+        self._check_workers(num_workers, timeout, worker_init_fn, multiprocessing_context)
+        self.prefetch_factor = _check_prefetch(prefetch_factor, self.num_workers)
+        self.persistent_workers = _check_flag(persistent_workers, "persistent_workers")
+        if self.persistent_workers and not self.num_workers:
+            raise ValueError("DataLoader: persistent_workers=True needs num_workers > 0 (there are no workers to keep)")
+        self._pool: WorkerPool | None = None
+
+    def _check_workers(self, num_workers, timeout, worker_init_fn, context) -> None:
+        try:
+            self.num_workers = int_at_least("DataLoader", "num_workers", num_workers, 0)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (num_workers=0 loads the data in the main process)") from None
+        if isinstance(timeout, (bool, np.bool_)) or not isinstance(timeout, numbers.Real):
+            raise TypeError(f"DataLoader: timeout must be a number of seconds, got {type(timeout).__name__}")
+        self.timeout = float(timeout)
+        if not self.timeout >= 0:
+            raise ValueError(f"DataLoader: timeout must be >= 0 seconds (0: wait as long as it takes), got {timeout}")
+        self.worker_init_fn = _check_callable(worker_init_fn, "worker_init_fn")
+        self.multiprocessing_context = _check_context(context, self.num_workers)
 
     def __len__(self) -> int:
-        n = len(self.dataset)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
+        assert self.batch_size is not None
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
     def __iter__(self):
-        # The order is drawn here, when the epoch starts, not at the first next().
-        n = len(self.dataset)
-        order = self._order(n)
-        stops = range(self.batch_size, n + 1, self.batch_size)
-        bounds = [(stop - self.batch_size, stop) for stop in stops]
-        if n % self.batch_size and not self.drop_last:
-            bounds.append((n - n % self.batch_size, n))
-        if _gathers(self.dataset):
-            return _gathered_batches(self.dataset.tensors, order, bounds)
-        return _collated_batches(self.dataset, order, bounds)
+        # The seed and the order are drawn here, when the epoch starts, not at the first next().
+        base_seed = int(self._rng().integers(0, 2**63 - 1))
+        order, bounds = self._plan()
+        if not self.num_workers:
+            if self.collate_fn is default_collate and _gathers(self.dataset):
+                return _gathered_batches(self.dataset.tensors, order, bounds)
+            return _collated_batches(self.dataset, self.collate_fn, order, bounds)
+        batches = [order[a:b] for a, b in bounds]
+        pool = self._pool
+        if pool is None or pool.closed:
+            pool = self._start_workers(base_seed)
+            if self.persistent_workers:
+                self._pool = pool
+        assert self.prefetch_factor is not None
+        return WorkerEpoch(pool, batches, self.prefetch_factor, self.timeout, owns_pool=not self.persistent_workers)
 
-    def _order(self, n: int) -> np.ndarray:
-        if not self.shuffle:
-            return np.arange(n, dtype=np.int64)
-        rng = self.generator.rng if self.generator is not None else _random.generator()
-        return rng.permutation(n).astype(np.int64, copy=False)
+    def _start_workers(self, base_seed: int) -> WorkerPool:
+        return WorkerPool(
+            self.num_workers,
+            self.multiprocessing_context,
+            base_seed,
+            fetch,
+            self.dataset,
+            self.collate_fn,
+            self.worker_init_fn,
+        )
+
+    def _rng(self) -> np.random.Generator:
+        return self.generator.rng if self.generator is not None else _random.generator()
+
+    def _plan(self):
+        """The epoch's sample order and each batch's ``(start, stop)`` in it."""
+        if self.batch_sampler is not None:
+            batches = [np.asarray(list(b), dtype=np.int64).reshape(-1) for b in self.batch_sampler]
+            stops = np.cumsum([len(b) for b in batches], dtype=np.int64).tolist()
+            order = np.concatenate(batches) if batches else np.zeros(0, dtype=np.int64)
+            return order, list(zip([0, *stops[:-1]], stops))
+        if self.sampler is not None:
+            order = np.asarray(list(self.sampler), dtype=np.int64).reshape(-1)
+        elif self.shuffle:
+            order = self._rng().permutation(len(self.dataset)).astype(np.int64, copy=False)
+        else:
+            order = np.arange(len(self.dataset), dtype=np.int64)
+        n, size = len(order), self.batch_size
+        assert size is not None
+        bounds = [(stop - size, stop) for stop in range(size, n + 1, size)]
+        if n % size and not self.drop_last:
+            bounds.append((n - n % size, n))
+        return order, bounds
 
     def __repr__(self) -> str:
+        workers = f", num_workers={self.num_workers}" if self.num_workers else ""
         return (
             f"DataLoader({type(self.dataset).__name__} of {len(self.dataset)}, batch_size={self.batch_size}, "
-            f"shuffle={self.shuffle}, drop_last={self.drop_last})"
+            f"shuffle={self.shuffle}, drop_last={self.drop_last}{workers})"
         )
+
+
+def fetch(dataset, collate_fn, indices: np.ndarray):
+    """One batch, as a worker makes it: the samples at ``indices`` merged by ``collate_fn``."""
+    if collate_fn is default_collate and _gathers(dataset):
+        return next(_gathered_batches(dataset.tensors, indices, [(0, len(indices))]))
+    return collate_fn([dataset[i] for i in indices.tolist()])
 
 
 def _gathers(dataset) -> bool:
@@ -91,9 +210,9 @@ def _gathered_batches(tensors, order, bounds):
         ]
 
 
-def _collated_batches(dataset, order, bounds):
+def _collated_batches(dataset, collate_fn, order, bounds):
     for start, stop in bounds:
-        yield default_collate([dataset[i] for i in order[start:stop].tolist()])
+        yield collate_fn([dataset[i] for i in order[start:stop].tolist()])
 
 
 def _check_dataset(dataset) -> None:
@@ -115,3 +234,44 @@ def _check_flag(value, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"DataLoader: {name} must be True or False, got {type(value).__name__}")
     return bool(value)
+
+
+def _check_callable(value, name: str):
+    if value is not None and not callable(value):
+        raise TypeError(f"DataLoader: {name} must be callable or None, got {type(value).__name__} {value!r:.40}")
+    return value
+
+
+def _check_iterable(value, name: str, what: str):
+    if value is not None and not hasattr(type(value), "__iter__"):
+        raise TypeError(f"DataLoader: {name} must be {what} or None, got {type(value).__name__}")
+    return value
+
+
+def _check_prefetch(prefetch_factor, num_workers: int) -> int | None:
+    if prefetch_factor is None:
+        return 2 if num_workers else None  # PyTorch's default, and None without workers
+    if not num_workers:
+        raise ValueError(
+            "DataLoader: prefetch_factor needs num_workers > 0 (it is how many batches each worker loads "
+            "ahead); leave it None with num_workers=0"
+        )
+    return int_at_least("DataLoader", "prefetch_factor", prefetch_factor, 1)
+
+
+def _check_context(context, num_workers: int):
+    if context is None:
+        return None
+    if not num_workers:
+        raise ValueError("DataLoader: multiprocessing_context needs num_workers > 0 (got num_workers=0)")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"DataLoader: multiprocessing_context must be one of {methods}, got {context!r}")
+        return multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError(
+            "DataLoader: multiprocessing_context must be a start method name ('spawn', ...) or a "
+            f"multiprocessing context, got {type(context).__name__}"
+        )
+    return context
