@@ -238,10 +238,15 @@ def _add_to_grad(t, grad, handed_out) -> None:
         handed_out.add(id(grad))
         t._grad = grad
     elif hasattr(current, "_ctx"):  # a Tensor (this layer does not import the class)
-        current._data = current._data + grad
+        current._data = _sum(current._data, grad)
         mark_modified(current)
     else:
-        t._grad = current + grad
+        t._grad = _sum(current, grad)
+
+
+def _sum(a, b):
+    total = a + b
+    return np.asarray(total) if isinstance(total, np.generic) else total  # 0-d numpy sums are scalars
 
 
 # ---------------------------------------------------------------------------- nodes with several outputs

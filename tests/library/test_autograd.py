@@ -255,3 +255,13 @@ def test_zero_dim_leaves_fed_by_a_broadcast_get_array_gradients_of_their_dtype()
     ((a + tt.tensor(np.ones(3))) + (b + c)).sum().backward()
     assert a.grad.dtype == np.float32 and a.grad.tolist() == 3.0
     assert b.grad.tolist() == c.grad.tolist() == 3.0 and b.grad._data is not c.grad._data
+
+
+def test_a_0d_gradient_accumulates_as_an_array_that_changes_in_place():
+    w = tt.tensor(1.0, requires_grad=True)
+    for _ in range(2):
+        (w * 3).backward()
+        w.grad  # noqa: B018 - reading .grad makes the Tensor the next backward accumulates into
+    assert w.grad.item() == 6.0
+    w.grad.zero_()
+    assert w.grad.item() == 0.0

@@ -455,3 +455,29 @@ def test_ops_refuse_tensors_of_another_device():
         x.masked_fill(tt.ones(3, dtype="bool", device=there), 0.0)
     with pytest.raises(tt.DeviceError, match="equal.*different devices"):
         tt.equal(x, x.to(there))
+
+
+@pytest.mark.parametrize(
+    "values,weights,minlength",
+    [([1, 1, 3], None, 0), ([1, 1, 3], [0.5, 1.0, 2.0], 6), ([], None, 2), ([0, 4, 4, 4], [1.0, 2.0, 3.0, 4.0], 0)],
+)
+def test_bincount_matches_torch(torch, device, values, weights, minlength):
+    x = tt.tensor(values, dtype="int64", device=device)
+    w = None if weights is None else tt.tensor(weights, device=device)
+    got = tt.bincount(x, weights=w, minlength=minlength)
+    want = torch.bincount(
+        torch.tensor(values, dtype=torch.int64),
+        weights=None if weights is None else torch.tensor(weights),
+        minlength=minlength,
+    )
+    assert got.device == x.device and str(got.dtype) == str(want.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_bincount_refuses_what_torch_refuses():
+    with pytest.raises(ValueError, match="non-negative"):
+        tt.bincount(tt.tensor([-1]))
+    with pytest.raises(TypeError, match="1-D integer tensor"):
+        tt.bincount(tt.tensor([1.5]))
+    with pytest.raises(TypeError, match="1-D integer tensor"):
+        tt.bincount(tt.tensor([[1]]))

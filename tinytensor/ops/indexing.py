@@ -187,3 +187,25 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
         raise ValueError(f"one_hot(): class values must be smaller than num_classes ({n})")
     classes = backend.arange(n, idx)
     return wrap(xp.astype(xp.expand_dims(idx, axis=-1) == classes, xp.int64))
+
+
+def bincount(input, weights=None, minlength=0) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (int64), or
+    the sum of ``weights`` per value; at least ``minlength`` bins. No gradient, as in PyTorch."""
+    idx = tensor_arg(input, "bincount", "input")._data
+    backend = backend_of(idx)
+    xp = backend.xp
+    if idx.ndim != 1 or numpy_dtype(idx.dtype).kind not in "iu":
+        raise TypeError(f"bincount(): input must be a 1-D integer tensor, got {idx.ndim}-D of dtype {idx.dtype}")
+    if idx.size and bool(xp.any(idx < 0)):
+        raise ValueError("bincount(): input must hold non-negative values")
+    minlength = int_at_least("bincount", "minlength", minlength, 0)
+    n = max(minlength, int(backend.to_numpy(xp.max(idx))) + 1 if idx.size else 0)
+    if weights is None:
+        values = backend.full(idx.shape, 1, np.int64, idx)
+    else:
+        values = same_device_array("bincount", "weights", weights, idx)
+        if tuple(values.shape) != tuple(idx.shape):
+            raise ShapeError(f"bincount(): weights have shape {tuple(values.shape)}, input has {tuple(idx.shape)}")
+    counts = backend.zeros((n,), values.dtype, values)
+    return wrap(backend.scatter_add(counts, xp.astype(idx, xp.int64), values))

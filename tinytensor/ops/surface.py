@@ -163,6 +163,7 @@ OPS: tuple[Op, ...] = (
     _method("repeat", split_repeat.repeat),
     _everywhere("gather", indexing.gather),
     _everywhere("masked_fill", indexing.masked_fill),
+    *_no_grad(_everywhere("bincount", indexing.bincount)),
     # sorting
     _everywhere("sort", sorting.sort),
     *_no_grad(_everywhere("argsort", sorting.argsort)),
