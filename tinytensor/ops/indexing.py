@@ -208,4 +208,6 @@ def bincount(input, weights=None, minlength=0) -> Tensor:  # noqa: A002 - PyTorc
         if tuple(values.shape) != tuple(idx.shape):
             raise ShapeError(f"bincount(): weights have shape {tuple(values.shape)}, input has {tuple(idx.shape)}")
     counts = backend.zeros((n,), values.dtype, values)
+    if not idx.size:
+        return wrap(counts)
     return wrap(backend.scatter_add(counts, xp.astype(idx, xp.int64), values))
