@@ -25,19 +25,19 @@ def _same(ours, ref):
 
 
 MATH = ["sin", "cos", "tan", "log1p", "expm1", "log2", "log10", "exp2", "reciprocal", "rsqrt"]
-MATH += ["square", "sign", "floor", "ceil", "round", "neg", "cumsum"]
+MATH += ["square", "sign", "floor", "ceil", "round", "neg", "cumsum", "exp", "log", "sqrt", "abs"]
 
 
 @pytest.mark.parametrize("dtype", ["int32", "int64", "bool"])
 @pytest.mark.parametrize("name", MATH)
 def test_math_result_dtypes_of_integers_and_bools_are_pytorchs(torch, device, name, dtype):
     data = np.array([[1, 0, 3], [2, 1, 5]])
-    if name in ("log2", "log10", "reciprocal", "rsqrt"):
+    if name in ("log", "log2", "log10", "reciprocal", "rsqrt"):
         data = data + 1  # no zeros: numpy warns where PyTorch silently gives inf
     data = data.astype(dtype)
     ref_input = torch.tensor(data)
     args = (1,) if name == "cumsum" else ()
-    if dtype == "bool" and name in ("neg", "floor", "ceil", "round"):  # PyTorch refuses these too
+    if dtype == "bool" and name in ("neg", "floor", "ceil", "round", "abs"):  # PyTorch refuses these too
         with pytest.raises(TypeError):
             getattr(tt, name)(_on(device, data))
         return

@@ -7,6 +7,7 @@ import numbers
 from ..activation_math import ACTIVATIONS
 from ..autograd import GRAD_ENABLED
 from ..devices import backend_of
+from ..dtypes import DEFAULT_FLOAT, numpy_dtype
 from ..tensor import Tensor, tensor_arg, wrap
 from .arith import _make_binary, combine_error, operand, promote, unbroadcast
 
@@ -25,23 +26,35 @@ def unary(a: Tensor, fwd, bwd) -> Tensor:
     return wrap(out)
 
 
+def floating_unary(a: Tensor, fwd, bwd) -> Tensor:
+    """``unary`` for a function with a fractional result: integer and bool tensors are computed in
+    the default float, as in PyTorch (they carry no gradient)."""
+    x = a._data
+    backend = backend_of(x)
+    if backend.is_float(x):
+        return unary(a, fwd, bwd)
+    return wrap(fwd(backend.xp, backend.astype(x, DEFAULT_FLOAT)))
+
+
 def exp(a):
     """``e ** x`` of each element."""
-    return unary(a, lambda xp, x: xp.exp(x), lambda xp, g, x, out: g * out)
+    return floating_unary(a, lambda xp, x: xp.exp(x), lambda xp, g, x, out: g * out)
 
 
 def log(a):
     """The natural logarithm of each element."""
-    return unary(a, lambda xp, x: xp.log(x), lambda xp, g, x, out: g / x)
+    return floating_unary(a, lambda xp, x: xp.log(x), lambda xp, g, x, out: g / x)
 
 
 def sqrt(a):
     """The square root of each element."""
-    return unary(a, lambda xp, x: xp.sqrt(x), lambda xp, g, x, out: g / (2 * out))
+    return floating_unary(a, lambda xp, x: xp.sqrt(x), lambda xp, g, x, out: g / (2 * out))
 
 
 def abs(a):  # noqa: A001 - mirrors the builtin
     """The absolute value of each element (gradient ``sign(x)``: 0 at 0, as PyTorch)."""
+    if numpy_dtype(a.dtype).kind == "b":
+        raise TypeError("abs(): not defined for bool tensors (as in PyTorch); convert with .int() or .float()")
     return unary(a, lambda xp, x: xp.abs(x), lambda xp, g, x, out: g * xp.sign(x))
 
 

@@ -14,22 +14,12 @@ import numbers
 import numpy as np
 
 from ..devices import backend_of
-from ..dtypes import DEFAULT_FLOAT, numpy_dtype
+from ..dtypes import numpy_dtype
 from ..tensor import Tensor, wrap
-from .elementwise import unary
+from .elementwise import floating_unary, unary
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
-
-
-def _floating(a: Tensor, fwd, bwd) -> Tensor:
-    """``unary`` for a function with a fractional result: integer and bool tensors are computed in
-    the default float (they carry no gradient)."""
-    x = a._data
-    backend = backend_of(x)
-    if backend.is_float(x):
-        return unary(a, fwd, bwd)
-    return wrap(fwd(backend.xp, backend.astype(x, DEFAULT_FLOAT)))
 
 
 def _zero_grad(xp, g, x, out):
@@ -38,53 +28,53 @@ def _zero_grad(xp, g, x, out):
 
 def sin(a):
     """The sine of each element."""
-    return _floating(a, lambda xp, x: xp.sin(x), lambda xp, g, x, out: g * xp.cos(x))
+    return floating_unary(a, lambda xp, x: xp.sin(x), lambda xp, g, x, out: g * xp.cos(x))
 
 
 def cos(a):
     """The cosine of each element."""
-    return _floating(a, lambda xp, x: xp.cos(x), lambda xp, g, x, out: -g * xp.sin(x))
+    return floating_unary(a, lambda xp, x: xp.cos(x), lambda xp, g, x, out: -g * xp.sin(x))
 
 
 def tan(a):
     """The tangent of each element."""
-    return _floating(a, lambda xp, x: xp.tan(x), lambda xp, g, x, out: g * (1 + out * out))
+    return floating_unary(a, lambda xp, x: xp.tan(x), lambda xp, g, x, out: g * (1 + out * out))
 
 
 def log1p(a):
     """``log(1 + x)`` of each element, accurate for small ``x``."""
-    return _floating(a, lambda xp, x: xp.log1p(x), lambda xp, g, x, out: g / (1 + x))
+    return floating_unary(a, lambda xp, x: xp.log1p(x), lambda xp, g, x, out: g / (1 + x))
 
 
 def expm1(a):
     """``exp(x) - 1`` of each element, accurate for small ``x``."""
-    return _floating(a, lambda xp, x: xp.expm1(x), lambda xp, g, x, out: g * (out + 1))
+    return floating_unary(a, lambda xp, x: xp.expm1(x), lambda xp, g, x, out: g * (out + 1))
 
 
 def log2(a):
     """The base-2 logarithm of each element."""
-    return _floating(a, lambda xp, x: xp.log2(x), lambda xp, g, x, out: g / (x * _LN2))
+    return floating_unary(a, lambda xp, x: xp.log2(x), lambda xp, g, x, out: g / (x * _LN2))
 
 
 def log10(a):
     """The base-10 logarithm of each element."""
-    return _floating(a, lambda xp, x: xp.log10(x), lambda xp, g, x, out: g / (x * _LN10))
+    return floating_unary(a, lambda xp, x: xp.log10(x), lambda xp, g, x, out: g / (x * _LN10))
 
 
 def exp2(a):
     """``2 ** x`` of each element."""
     # the array API has no exp2; a Python float base keeps the array's dtype
-    return _floating(a, lambda xp, x: 2.0**x, lambda xp, g, x, out: g * out * _LN2)
+    return floating_unary(a, lambda xp, x: 2.0**x, lambda xp, g, x, out: g * out * _LN2)
 
 
 def reciprocal(a):
     """``1 / x`` of each element."""
-    return _floating(a, lambda xp, x: 1.0 / x, lambda xp, g, x, out: -g * out * out)
+    return floating_unary(a, lambda xp, x: 1.0 / x, lambda xp, g, x, out: -g * out * out)
 
 
 def rsqrt(a):
     """``1 / sqrt(x)`` of each element."""
-    return _floating(a, lambda xp, x: 1.0 / xp.sqrt(x), lambda xp, g, x, out: -0.5 * g * out * out * out)
+    return floating_unary(a, lambda xp, x: 1.0 / xp.sqrt(x), lambda xp, g, x, out: -0.5 * g * out * out * out)
 
 
 def square(a):
