@@ -314,9 +314,9 @@ def check_name(owner: str, kind: str, name) -> None:
     if not isinstance(name, str):
         raise TypeError(f"{owner}: {kind} name must be a string, got {type(name).__name__}")
     if not name:
-        raise KeyError(f'{owner}: {kind} name can\'t be empty string ""')
+        raise KeyError(f'{owner}: {kind} name cannot be an empty string ""')
     if "." in name:
-        raise KeyError(f'{owner}: {kind} name can\'t contain ".", got: {name}')
+        raise KeyError(f'{owner}: {kind} name cannot contain ".", got {name}')
 
 
 def _state_value(name: str, value):
