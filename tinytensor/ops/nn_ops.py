@@ -39,7 +39,8 @@ def _softmax_input(fn, a, dim, axis, dtype):
         )
     if dtype is not None:
         a = a.to(dtype=dtype)
-    return a, normalize_axes(dim, a._data.ndim)
+    axes = normalize_axes(dim, a._data.ndim)
+    return a, axes if a._data.ndim else ()  # a 0-d input is its own softmax axis (dim 0 or -1)
 
 
 def softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:

@@ -3,10 +3,11 @@
 ``binary_cross_entropy_with_logits``.
 
 Input and target must have the same shape. Their dtypes follow PyTorch's rule for each loss:
-mse, l1, smooth_l1 and huber take an integer target as the input's dtype (l1 refuses a bool one,
-as PyTorch) and promote two float dtypes; the logits BCE refuses integer and bool targets and
-returns the target's float dtype, as PyTorch does; ``binary_cross_entropy`` needs the input's
-dtype exactly. Gradients flow to a float target that requires them.
+mse, l1 and smooth_l1 take an integer or bool target as the input's dtype (l1 refuses a bool one)
+and promote two float dtypes; huber computes in the input's dtype whatever the target's; the
+logits BCE refuses integer and bool targets and returns the target's float dtype;
+``binary_cross_entropy`` needs the input's dtype exactly. Gradients flow to a float target that
+requires them, in its own dtype.
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def _operands(op: str, input: Tensor, target):  # noqa: A002 - PyTorch's argumen
                 "accepted (as in PyTorch); convert it, e.g. target.float()"
             )
         return x, backend.astype(t, x_dtype), None
+    if op == "huber_loss":  # PyTorch computes in the input's dtype (the target's gradient is cast back)
+        t = backend.astype(t, x_dtype)
     return x, t, target_tensor
 
 
@@ -74,7 +77,7 @@ def _node(input: Tensor, target_tensor, x, t, elems, reduction: str, local_grads
         scale = g / count if reduction == "mean" else g
         dx, dt = local_grads(need_x, need_t)
         gx = backend.astype(dx * scale, numpy_dtype(x.dtype)) if need_x else None
-        gt = backend.astype(dt * scale, numpy_dtype(t.dtype)) if need_t else None
+        gt = backend.astype(dt * scale, numpy_dtype(target_tensor.dtype)) if need_t else None
         return (gx,) if target_tensor is None else (gx, gt)
 
     parents = (input,) if target_tensor is None else (input, target_tensor)
@@ -148,8 +151,8 @@ def smooth_l1_loss(input: Tensor, target, *, reduction: str = "mean", beta: floa
 
 def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:  # noqa: A002
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, times ``weight`` (of
-    the input's shape) where given, reduced. Unlike PyTorch, whose backward fails then, a target
-    of another dtype is promoted as in ``smooth_l1_loss`` for the gradient too."""
+    the input's shape) where given, reduced. A target of another dtype is converted to the input's,
+    as PyTorch's forward does; unlike PyTorch's, whose backward then fails, the gradient works."""
     check_reduction(reduction, "huber_loss")
     delta = check_positive("huber_loss", "delta", delta, allow_zero=False)
     x, t, target_tensor = _operands("huber_loss", input, target)
