@@ -25,7 +25,7 @@ def _pair(torch, num_features=3, **kwargs):
     theirs = torch.nn.BatchNorm1d(num_features, **kwargs).double()
     rng = np.random.default_rng(9)
     with torch.no_grad():  # non-trivial affine parameters on both sides
-        for name, p in theirs.named_parameters():
+        for p in theirs.parameters():
             p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape))))
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     return ours, theirs
