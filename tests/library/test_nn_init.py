@@ -172,10 +172,10 @@ def test_seeds_and_generators_repeat():
 def test_every_device_gets_the_cpu_values(device, fn, kwargs):
     host = tt.zeros(6, 5)
     placed = tt.zeros(6, 5, device=device)
-    generator_kw = {} if fn in (init.eye_, init.constant_) else {"generator": tt.Generator().manual_seed(5)}
-    fn(host, **kwargs, **generator_kw)
-    generator_kw = {} if fn in (init.eye_, init.constant_) else {"generator": tt.Generator().manual_seed(5)}
-    out = fn(placed, **kwargs, **generator_kw)
+    random = fn not in (init.eye_, init.constant_)
+    fn(host, **kwargs, **({"generator": tt.Generator().manual_seed(5)} if random else {}))
+    # a generator for the tensor's type of device, as PyTorch requires
+    out = fn(placed, **kwargs, **({"generator": tt.Generator(device=device).manual_seed(5)} if random else {}))
     assert out is placed and out.device == tt.zeros(1, device=device).device
     np.testing.assert_array_equal(out.numpy(), host.numpy())
 
@@ -217,7 +217,12 @@ BAD = [
     (lambda: init.normal_(tt.zeros(3), std=-1.0), ValueError, r"std must be non-negative"),
     (lambda: init.uniform_(tt.zeros(3), a=2.0, b=1.0), ValueError, r"a must be at most b"),
     (lambda: init.uniform_(np.zeros(3)), TypeError, r"uniform_\(\): tensor must be a Tensor, got ndarray"),
-    (lambda: init.normal_(tt.zeros(3), generator=np.random.default_rng()), TypeError, r"tinytensor.Generator"),
+    (lambda: init.normal_(tt.zeros(3), generator=np.random.default_rng()), TypeError, r"tinytensor Generator"),
+    (
+        lambda: init.normal_(tt.zeros(3, device="strict:device1"), generator=tt.Generator()),
+        tt.DeviceError,
+        r"normal_\(\): generator is a 'cpu' generator but the result is on a 'strict' device",
+    ),
     (lambda: init.eye_(tt.zeros(2, 2, 2)), ValueError, r"only tensors with 2 dimensions"),
     (lambda: init.constant_(tt.zeros(2, dtype="int64"), 0.5), TypeError, r"floating-point result"),
 ]

@@ -85,7 +85,8 @@ def functional_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # 
 
 
 def functional_log_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002
-    """``nn.functional.log_softmax``: as ``log_softmax``, with ``functional_softmax``'s implicit axis."""
+    """``nn.functional.log_softmax``: as ``log_softmax``, but without ``dim`` it picks PyTorch's
+    deprecated implicit axis (as ``F.softmax``) and warns, as PyTorch's does."""
     a = tensor_arg(input, "log_softmax")
     if dim is None and axis is None:
         dim = implicit_softmax_dim("log_softmax", a.ndim, stacklevel=2)
@@ -114,7 +115,8 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 
 def embedding(indices, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients."""
+    """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients.
+    An index outside ``0..rows-1`` (-1 included: it does not count from the end) is an IndexError."""
     idx = indices._data if isinstance(indices, Tensor) else indices
     if not hasattr(idx, "dtype"):
         idx = backend_of(weight._data).asarray(idx, None, weight._data)
