@@ -508,6 +508,138 @@ CASES += [
     ),
 ]
 
+
+# Constants that take no gradient (class weights, element weights, running statistics): the same
+# values on both sides, in the float input's dtype and on its device.
+CLASS_WEIGHT = [0.5, 2.0, 1.0, 0.25, 1.5]
+RUNNING_MEAN, RUNNING_VAR = [0.3, -0.2, 0.1], [0.5, 2.0, 1.5]
+
+
+def _const(t, like, values):
+    return t.tensor(np.array(values), dtype=like.dtype, device=like.device)
+
+
+def _tconst(T, like, values):
+    return T.tensor(np.array(values), dtype=like.dtype)
+
+
+def _ignored_2(t, y):
+    """The seeded targets of class 2 set to -100 (the default ignore_index)."""
+    return t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device)
+
+
+CASES += [
+    # class weights: each row weighs w[target]; the mean divides by the counted rows' weights
+    *[
+        OpCase(
+            f"cross_entropy[weight-{red}]",
+            lambda t, x, y, r=red: F.cross_entropy(x, y, _const(t, x, CLASS_WEIGHT[:4]), reduction=r),
+            lambda T, x, y, r=red: T.nn.functional.cross_entropy(x, y, _tconst(T, x, CLASS_WEIGHT[:4]), reduction=r),
+            [[f(8, 4), i(8, high=4)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    *[
+        OpCase(
+            f"cross_entropy[weight+ignore+smoothing-{red}]",
+            lambda t, x, y, r=red: F.cross_entropy(
+                x, _ignored_2(t, y), weight=_const(t, x, CLASS_WEIGHT[:4]), reduction=r, label_smoothing=0.2
+            ),
+            lambda T, x, y, r=red: T.nn.functional.cross_entropy(
+                x, T.where(y == 2, -100, y), weight=_tconst(T, x, CLASS_WEIGHT[:4]), reduction=r, label_smoothing=0.2
+            ),
+            [[f(8, 4), i(8, high=4)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    OpCase(
+        "cross_entropy[weight+ignore_class]",
+        lambda t, x, y: F.cross_entropy(x, y, _const(t, x, CLASS_WEIGHT), ignore_index=0),
+        lambda T, x, y: T.nn.functional.cross_entropy(x, y, _tconst(T, x, CLASS_WEIGHT), ignore_index=0),
+        [[f(9, 5), i(9, high=5)]],
+    ),
+    OpCase(
+        "cross_entropy[weight+smoothing]",
+        lambda t, x, y: F.cross_entropy(x, y, _const(t, x, CLASS_WEIGHT), label_smoothing=0.3),
+        lambda T, x, y: T.nn.functional.cross_entropy(x, y, _tconst(T, x, CLASS_WEIGHT), label_smoothing=0.3),
+        [[f(6, 5), i(6, high=5)]],
+    ),
+    *[
+        OpCase(
+            f"nll_loss[weight-{red}]",
+            lambda t, x, y, r=red: F.nll_loss(
+                x.log_softmax(axis=1), _ignored_2(t, y), _const(t, x, CLASS_WEIGHT[:4]), reduction=r
+            ),
+            lambda T, x, y, r=red: T.nn.functional.nll_loss(
+                x.log_softmax(dim=1), T.where(y == 2, -100, y), _tconst(T, x, CLASS_WEIGHT[:4]), reduction=r
+            ),
+            [[f(8, 4), i(8, high=4)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    # binary_cross_entropy on probabilities: sigmoid keeps input and target inside (0, 1)
+    *[
+        OpCase(
+            f"binary_cross_entropy[{red}]",
+            lambda t, x, y, r=red: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction=r),
+            lambda T, x, y, r=red: T.nn.functional.binary_cross_entropy(x.sigmoid(), y.sigmoid(), reduction=r),
+            [[f(4, 3), f(4, 3)]],
+        )
+        for red in ("mean", "sum", "none")
+    ],
+    OpCase(
+        "binary_cross_entropy[weight]",
+        lambda t, x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid(), _const(t, x, CLASS_WEIGHT[:3])),
+        lambda T, x, y: T.nn.functional.binary_cross_entropy(x.sigmoid(), y.sigmoid(), _tconst(T, x, CLASS_WEIGHT[:3])),
+        [[f(4, 3), f(4, 3)]],
+    ),
+    *[
+        OpCase(
+            f"smooth_l1_loss[{red}-{beta}]",
+            lambda t, x, y, r=red, b=beta: F.smooth_l1_loss(x, y, reduction=r, beta=b),
+            lambda T, x, y, r=red, b=beta: T.nn.functional.smooth_l1_loss(x, y, reduction=r, beta=b),
+            [[f(5, 4), f(5, 4)]],
+        )
+        for red, beta in (("mean", 1.0), ("sum", 0.5), ("none", 2.0), ("mean", 0.0))
+    ],
+    *[
+        OpCase(
+            f"huber_loss[{red}-{delta}]",
+            lambda t, x, y, r=red, d=delta: F.huber_loss(x, y, reduction=r, delta=d),
+            lambda T, x, y, r=red, d=delta: T.nn.functional.huber_loss(x, y, reduction=r, delta=d),
+            [[f(5, 4), f(5, 4)]],
+        )
+        for red, delta in (("mean", 1.0), ("sum", 0.5), ("none", 2.0))
+    ],
+    OpCase(
+        "huber_loss[weight]",
+        lambda t, x, y: F.huber_loss(x, y, delta=0.8, weight=_const(t, x, [CLASS_WEIGHT[:4]] * 3)),
+        lambda T, x, y: T.nn.functional.huber_loss(x, y, delta=0.8, weight=_tconst(T, x, [CLASS_WEIGHT[:4]] * 3)),
+        [[f(3, 4), f(3, 4)]],
+    ),
+    # batch_norm: batch statistics (training, (N, C) and (N, C, L)), and running ones (evaluation)
+    OpCase(
+        "batch_norm[train]",
+        lambda t, x, w, bias: F.batch_norm(x, None, None, w, bias, training=True),
+        lambda T, x, w, bias: T.nn.functional.batch_norm(x, None, None, w, bias, training=True),
+        [[f(6, 3), f(3), f(3)], [f(4, 3, 5), f(3), f(3)]],
+    ),
+    OpCase(
+        "batch_norm[train-no-affine]",
+        lambda t, x: F.batch_norm(x, None, None, training=True, eps=1e-3),
+        lambda T, x: T.nn.functional.batch_norm(x, None, None, training=True, eps=1e-3),
+        [[f(2, 3, 4)]],
+    ),
+    OpCase(
+        "batch_norm[eval]",
+        lambda t, x, w, bias: F.batch_norm(x, _const(t, x, RUNNING_MEAN), _const(t, x, RUNNING_VAR), w, bias),
+        lambda T, x, w, bias: T.nn.functional.batch_norm(
+            x, _tconst(T, x, RUNNING_MEAN), _tconst(T, x, RUNNING_VAR), w, bias
+        ),
+        [[f(5, 3), f(3), f(3)], [f(2, 3, 4), f(3), f(3)]],
+    ),
+]
+
 ALL_VARIANTS = [(case, k) for case in CASES for k in range(len(case.inputs))]
 VARIANT_IDS = [f"{case.name}-{k}" for case, k in ALL_VARIANTS]
 

@@ -287,6 +287,10 @@ _PROBE_CALLS = {
     "cross_entropy": lambda fn, x, y: fn(x, _LABELS),
     "nll_loss": lambda fn, x, y: fn(x, _LABELS),
     "one_hot": lambda fn, x, y: fn(_LABELS),
+    "softmax": lambda fn, x, y: fn(x, 1),
+    "log_softmax": lambda fn, x, y: fn(x, 1),
+    "batch_norm": lambda fn, x, y: fn(x, None, None, training=True),
+    "binary_cross_entropy": lambda fn, x, y: fn(x * 0.5, y * 0.4),  # probabilities
     "fill_": lambda fn, x, y: fn(x, 1.0),
     # bool and integer tensors only: their results carry no gradient by construction
     "__and__": lambda fn, x, y: fn(x > 1, y > 1),

@@ -5,13 +5,34 @@
 """
 
 from ..parameter import Parameter
-from . import activations, functional, linear, losses, modules, utils
+from . import activations, functional, init, linear, losses, modules, utils
 from .activations import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .base import Module, ModuleList
-from .functional import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss, nll_loss
+from .containers import ModuleDict, ParameterDict, ParameterList
+from .functional import (
+    batch_norm,
+    binary_cross_entropy,
+    binary_cross_entropy_with_logits,
+    cross_entropy,
+    huber_loss,
+    l1_loss,
+    mse_loss,
+    nll_loss,
+    smooth_l1_loss,
+)
 from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, Sequential
 from .legacy_state import convert_state as convert_1x_state
-from .losses import BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .normalization import BatchNorm1d
 
 
 def __getattr__(name):
@@ -23,6 +44,7 @@ def __getattr__(name):
 
 __all__ = [
     "functional",
+    "init",
     "utils",
     "activations",
     "linear",
@@ -30,6 +52,9 @@ __all__ = [
     "modules",
     "Module",
     "ModuleList",
+    "ModuleDict",
+    "ParameterList",
+    "ParameterDict",
     "Parameter",
     "convert_1x_state",
     "Linear",
@@ -46,14 +71,22 @@ __all__ = [
     "Dropout",
     "Embedding",
     "LayerNorm",
+    "BatchNorm1d",
     "MSELoss",
     "L1Loss",
     "CrossEntropyLoss",
     "NLLLoss",
     "BCEWithLogitsLoss",
+    "BCELoss",
+    "SmoothL1Loss",
+    "HuberLoss",
     "cross_entropy",
     "nll_loss",
     "mse_loss",
     "l1_loss",
     "binary_cross_entropy_with_logits",
+    "binary_cross_entropy",
+    "smooth_l1_loss",
+    "huber_loss",
+    "batch_norm",
 ]

@@ -11,6 +11,7 @@ import warnings
 
 from ..ops import elementwise, nn_ops
 from ..ops.elementwise import ACTIVATION_OPS
+from ..ops.nn_ops import implicit_softmax_dim
 from .base import Module
 
 
@@ -70,16 +71,6 @@ class GELU(Activation):
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
-
-
-def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    """PyTorch's choice of axis when ``dim`` is None (0 for 0-, 1- and 3-D input, else 1), with its warning."""
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
-        UserWarning,
-        stacklevel=stacklevel + 1,
-    )
-    return 0 if ndim in (0, 1, 3) else 1
 
 
 class Softmax(Module):

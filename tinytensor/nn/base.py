@@ -68,6 +68,36 @@ class Module:
         object.__setattr__(self, name, value)
         self._buffers[name] = value
 
+    def register_parameter(self, name: str, param) -> None:
+        """Register ``param`` (a Parameter, or None) under ``name``, as ``self.name = param`` does."""
+        check_name(type(self).__name__, "parameter", name)
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot assign {type(param).__name__} as parameter {name!r} (tinytensor.nn.Parameter or None expected)"
+            )
+        if param is None:
+            for table in (self._buffers, self._modules):
+                table.pop(name, None)
+            self._parameters[name] = None
+            object.__setattr__(self, name, None)
+        else:
+            setattr(self, name, param)
+
+    def add_module(self, name: str, module) -> None:
+        """Register ``module`` (a Module, or None) as the child ``name``."""
+        check_name(type(self).__name__, "module", name)
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if module is None:
+            for table in (self._parameters, self._buffers):
+                table.pop(name, None)
+            object.__setattr__(self, name, None)
+            self._modules.pop(name, None)
+        else:
+            setattr(self, name, module)
+
+    register_module = add_module
+
     # ------------------------------------------------------------------ traversal
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         seen = set()
@@ -107,6 +137,14 @@ class Module:
             for name, b in module._buffers.items():
                 if b is not None:
                     yield (f"{mod_name}.{name}" if mod_name else name), b
+
+    def apply(self, fn) -> Module:
+        """Call ``fn(module)`` on every child (recursively, children first), then on this module;
+        returns this module (for weight initialization: ``model.apply(init_fn)``)."""
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
 
     # ------------------------------------------------------------------ modes and grads
     def train(self, mode: bool = True) -> Module:
@@ -180,12 +218,19 @@ class Module:
 
     # ------------------------------------------------------------------ state
     def state_dict(self) -> OrderedDict[str, Tensor]:
-        """Name -> tensor (detached, sharing the parameter's data) for parameters and buffers."""
+        """Name -> tensor (detached, sharing the parameter's data) for parameters and buffers, in
+        PyTorch's order: each module's parameters, then its buffers, then its children's."""
         state = OrderedDict()
-        for name, p in self.named_parameters():
-            state[name] = p.detach()
-        for name, b in self.named_buffers():
-            state[name] = b.detach()
+        seen = set()  # a parameter shared by two modules is saved once, under its first name
+        for mod_name, module in self.named_modules():
+            prefix = f"{mod_name}." if mod_name else ""
+            for name, p in module._parameters.items():
+                if p is not None and id(p) not in seen:
+                    seen.add(id(p))
+                    state[prefix + name] = p.detach()
+            for name, b in module._buffers.items():
+                if b is not None:
+                    state[prefix + name] = b.detach()
         return state
 
     def load_state_dict(self, state, strict: bool = True) -> LoadResult:
@@ -261,6 +306,17 @@ class Module:
         if len(lines) == 1:
             return lines[0] + ")"
         return "\n".join(lines) + "\n)"
+
+
+def check_name(owner: str, kind: str, name) -> None:
+    """A child's or parameter's name as PyTorch accepts it: a non-empty string without a dot (the
+    state dict's separator)."""
+    if not isinstance(name, str):
+        raise TypeError(f"{owner}: {kind} name must be a string, got {type(name).__name__}")
+    if not name:
+        raise KeyError(f'{owner}: {kind} name cannot be an empty string ""')
+    if "." in name:
+        raise KeyError(f'{owner}: {kind} name cannot contain ".", got {name}')
 
 
 def _state_value(name: str, value):

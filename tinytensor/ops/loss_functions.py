@@ -1,7 +1,9 @@
-"""Loss functions with PyTorch's semantics (reductions, ignore_index, label_smoothing).
+"""Losses over class indices with PyTorch's semantics (reductions, class weights, ignore_index,
+label_smoothing): ``cross_entropy`` and ``nll_loss``; the reduction argument checks every loss shares.
 
-cross_entropy and the logits BCE are fused (stable forward, one-step gradient); on a GPU with the
-extension, cross_entropy without ignored targets or smoothing is one kernel.
+cross_entropy is fused (stable forward, one-step gradient); on a GPU with the extension,
+cross_entropy without class weights, ignored targets or smoothing is one kernel. The losses that
+compare input and target element by element are in ``pointwise_losses.py``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
-from . import elementwise
 from .arith import combine_error
 from .reduce import logsumexp_array
 
@@ -120,27 +121,76 @@ def _reduce_valid(xp, rows, count, reduction):
     return _reduce_rows(xp, rows, reduction)
 
 
+def _class_weight(op: str, weight, x):
+    """A class-weight argument (None, or a Tensor of shape (C,) with the logits' dtype, on their
+    device) as its array. It takes no gradient: requiring one is an error, as in PyTorch."""
+    if weight is None:
+        return None
+    if isinstance(weight, str):
+        raise TypeError(f"{op}: weight must be a Tensor or None, got str {weight!r}; pass reduction= by keyword")
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"{op}: weight must be a Tensor or None, got {type(weight).__name__}")
+    if weight.requires_grad and GRAD_ENABLED[0]:
+        raise RuntimeError(
+            f"{op}: the loss is not differentiable with respect to weight, which requires grad "
+            "(as in PyTorch); pass weight.detach()"
+        )
+    w = weight._data
+    if type(w) is not type(x) or backend_of(x).device(w) != backend_of(x).device(x):
+        raise combine_error(op, x, w)
+    n_classes = x.shape[1]
+    if tuple(w.shape) != (n_classes,):
+        raise ShapeError(
+            f"{op}: weight tensor should be defined either for all {n_classes} classes or no classes "
+            f"but got weight tensor of shape {tuple(w.shape)}"
+        )
+    if numpy_dtype(w.dtype) != numpy_dtype(x.dtype):
+        raise TypeError(
+            f"{op}: weight has dtype {numpy_dtype(w.dtype)} but input has dtype {numpy_dtype(x.dtype)}; "
+            "they must match (as in PyTorch)"
+        )
+    return w
+
+
+def _target_weights(backend, w, safe, valid, like):
+    """(each row's weight ``w[target]``, 0 where ignored; their sum as the mean's divisor, NaN when 0)."""
+    xp = backend.xp
+    rows_w = xp.where(valid, xp.take(w, safe), 0)
+    total = xp.sum(rows_w)
+    return rows_w, xp.where(total != 0, total, backend.full((), float("nan"), like.dtype, like))
+
+
 def cross_entropy(
-    logits: Tensor, target, reduction: str = "mean", *, ignore_index: int = -100, label_smoothing: float = 0.0
+    input: Tensor,  # noqa: A002 - PyTorch's argument names
+    target,
+    weight=None,
+    *,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
 ) -> Tensor:
     """Softmax cross-entropy of (N, C) logits against (N,) integer class indices (PyTorch's semantics).
 
-    Rows whose target is ``ignore_index`` give 0 and do not count in the mean (a mean over no rows
-    is NaN). ``label_smoothing`` mixes the target with the uniform distribution over the C classes:
-    each row's loss is ``(1 - label_smoothing) * nll + label_smoothing / C * sum over classes of -log p``.
+    ``weight`` (C,) scales each row's loss by its target's weight, and the mean divides by the sum
+    of the counted rows' weights. Rows whose target is ``ignore_index`` give 0 and do not count in
+    the mean (a mean over no rows is NaN). ``label_smoothing`` mixes the target with the uniform
+    distribution over the C classes: each row's loss is ``(1 - s) * w[t] * nll + s / C * sum over
+    classes c of -w[c] * log p_c``. Options after ``weight`` are keyword-only (PyTorch's next
+    positional argument is its deprecated ``size_average``).
     """
     check_reduction(reduction, "cross_entropy")
     check_ignore_index(ignore_index, "cross_entropy")
     check_label_smoothing(label_smoothing, "cross_entropy")
-    x = logits._data
+    x = input._data
     labels, may_ignore = _labels(x, target, "cross_entropy", ignore_index)
-    if may_ignore or label_smoothing:
-        return _cross_entropy_masked(logits, labels, reduction, ignore_index, float(label_smoothing))
+    w = _class_weight("cross_entropy", weight, x)
+    if may_ignore or label_smoothing or w is not None:
+        return _cross_entropy_masked(input, labels, reduction, ignore_index, float(label_smoothing), w)
     backend = backend_of(x)
     rows, saved = backend.softmax_xent(x, labels)
     out = _reduce_rows(backend.xp, rows, reduction)
-    if logits.requires_grad and GRAD_ENABLED[0]:
-        return wrap(out, (_cross_entropy_backward, (logits,), backend, saved, labels, x.shape[0], reduction))
+    if input.requires_grad and GRAD_ENABLED[0]:
+        return wrap(out, (_cross_entropy_backward, (input,), backend, saved, labels, x.shape[0], reduction))
     return wrap(out)
 
 
@@ -148,8 +198,9 @@ def _cross_entropy_backward(g, backend, saved, labels, n, reduction):
     return (backend.softmax_xent_grad(saved, labels, _row_grad_scale(backend.xp, g, n, reduction)),)
 
 
-def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
-    """cross_entropy with ignored targets and/or label smoothing: every row masked, no fused kernel."""
+def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing, w):
+    """cross_entropy with class weights, ignored targets and/or label smoothing: every row masked,
+    no fused kernel."""
     x = logits._data
     backend = backend_of(x)
     xp = backend.xp
@@ -157,8 +208,13 @@ def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
     valid, safe, count = _valid_rows(backend, labels, ignore_index, x)
     log_probs = x - logsumexp_array(xp, x, (1,))
     rows = -backend.pick_columns(log_probs, safe)
+    rows_w = None
+    if w is not None:
+        rows_w, count = _target_weights(backend, w, safe, valid, x)
+        rows = rows_w * rows
     if smoothing:
-        rows = (1.0 - smoothing) * rows - (smoothing / n_classes) * xp.sum(log_probs, axis=1)
+        spread = log_probs * w if w is not None else log_probs
+        rows = (1.0 - smoothing) * rows - (smoothing / n_classes) * xp.sum(spread, axis=1)
     rows = xp.where(valid, rows, 0)
     out = _reduce_valid(xp, rows, count, reduction)
     if logits.requires_grad and GRAD_ENABLED[0]:
@@ -166,109 +222,66 @@ def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing):
         def backward(g):
             scale = _row_grad_scale(xp, g, count, reduction)
             hot = backend.onehot(safe, n_classes, x.dtype, x)
-            # d row / d logits = softmax - (1 - s) * onehot - s / C
-            target_probs = (1.0 - smoothing) * hot + smoothing / n_classes if smoothing else hot
-            grad = (xp.exp(log_probs) - target_probs) * scale
-            return (xp.where(xp.reshape(valid, (-1, 1)), grad, 0),)
+            probs = xp.exp(log_probs)
+            if w is None:
+                # d row / d logits = softmax - (1 - s) * onehot - s / C
+                target_probs = (1.0 - smoothing) * hot + smoothing / n_classes if smoothing else hot
+                grad = probs - target_probs
+            else:
+                # (1 - s) * w[t] * (softmax - onehot) + s / C * (softmax * sum(w) - w)
+                grad = xp.reshape(rows_w, (-1, 1)) * (probs - hot)
+                if smoothing:
+                    grad = (1.0 - smoothing) * grad + (smoothing / n_classes) * (probs * xp.sum(w) - w)
+            return (xp.where(xp.reshape(valid, (-1, 1)), grad * scale, 0),)
 
         return wrap(out, (backward, (logits,)))
     return wrap(out)
 
 
-def nll_loss(log_probs: Tensor, target, reduction: str = "mean", *, ignore_index: int = -100) -> Tensor:
+def nll_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's argument names
+    target,
+    weight=None,
+    *,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Tensor:
     """Negative log-likelihood of (N, C) log-probabilities at (N,) integer class indices.
 
-    Rows whose target is ``ignore_index`` give 0 and do not count in the mean (a mean over no rows
-    is NaN, as in PyTorch).
+    ``weight`` (C,) scales each row by its target's weight, and the mean divides by the sum of the
+    counted rows' weights. Rows whose target is ``ignore_index`` give 0 and do not count in the
+    mean (a mean over no rows is NaN, as in PyTorch). Options after ``weight`` are keyword-only.
     """
     check_reduction(reduction, "nll_loss")
     check_ignore_index(ignore_index, "nll_loss")
-    x = log_probs._data
+    x = input._data
     labels, may_ignore = _labels(x, target, "nll_loss", ignore_index)
+    w = _class_weight("nll_loss", weight, x)
     backend = backend_of(x)
     xp = backend.xp
     valid, count = None, x.shape[0]
-    if may_ignore:
+    if may_ignore or w is not None:
         valid, labels, count = _valid_rows(backend, labels, ignore_index, x)
     rows = -backend.pick_columns(x, labels)
+    rows_w = None
+    if w is not None:
+        rows_w, count = _target_weights(backend, w, labels, valid, x)
+        rows = rows_w * rows
     if valid is None:
         out = _reduce_rows(xp, rows, reduction)
     else:
         rows = xp.where(valid, rows, 0)
         out = _reduce_valid(xp, rows, count, reduction)
-    if log_probs.requires_grad and GRAD_ENABLED[0]:
+    if input.requires_grad and GRAD_ENABLED[0]:
 
         def backward(g):
             scale = _row_grad_scale(xp, g, count, reduction)
+            if rows_w is not None:
+                scale = scale * xp.reshape(rows_w, (-1, 1))
             grad = backend.onehot(labels, x.shape[1], x.dtype, x) * -scale
             if valid is not None:
                 grad = xp.where(xp.reshape(valid, (-1, 1)), grad, 0)
             return (grad,)
 
-        return wrap(out, (backward, (log_probs,)))
-    return wrap(out)
-
-
-def _check_same_shape(pred, target, op):
-    target_shape = target.shape if isinstance(target, Tensor) else tuple(np.shape(target))
-    if pred.shape != tuple(target_shape):
-        raise ShapeError(f"{op}: input has shape {pred.shape}, target has shape {tuple(target_shape)}")
-
-
-def _reduce_elements(elems: Tensor, reduction):
-    if reduction == "mean":
-        return elems.mean()
-    if reduction == "sum":
-        return elems.sum()
-    return elems
-
-
-def mse_loss(pred: Tensor, target, reduction: str = "mean") -> Tensor:
-    """Squared error ``(input - target) ** 2``, reduced; gradients flow to a target that requires them."""
-    check_reduction(reduction, "mse_loss")
-    _check_same_shape(pred, target, "mse_loss")
-    diff = pred - target
-    return _reduce_elements(diff * diff, reduction)
-
-
-def l1_loss(pred: Tensor, target, reduction: str = "mean") -> Tensor:
-    """Absolute error ``|input - target|``, reduced; the gradient where they are equal is 0 (as PyTorch)."""
-    check_reduction(reduction, "l1_loss")
-    _check_same_shape(pred, target, "l1_loss")
-    return _reduce_elements(elementwise.abs(pred - target), reduction)
-
-
-def binary_cross_entropy_with_logits(logits: Tensor, target, reduction: str = "mean") -> Tensor:
-    """BCE on logits, stable for any magnitude: max(x, 0) - x*t + log(1 + exp(-|x|))."""
-    check_reduction(reduction, "binary_cross_entropy_with_logits")
-    x = logits._data
-    target_tensor = target if isinstance(target, Tensor) else None
-    t = target._data if target_tensor is not None else target
-    backend = backend_of(x)
-    xp = backend.xp
-    if not hasattr(t, "shape"):
-        t = backend.asarray(t, x.dtype, x)
-    if type(t) is not type(x) or backend.device(t) != backend.device(x):
-        raise combine_error("binary_cross_entropy_with_logits", x, t)
-    if tuple(t.shape) != tuple(x.shape):
-        raise ShapeError(
-            f"binary_cross_entropy_with_logits: input has shape {tuple(x.shape)}, target has shape {tuple(t.shape)}"
-        )
-    elems = xp.maximum(x, 0) - x * t + xp.log1p(xp.exp(-xp.abs(x)))
-    out = _reduce_rows(xp, elems, reduction)
-    count = 1
-    for s in x.shape:
-        count *= s
-    parents = (logits,) if target_tensor is None else (logits, target_tensor)
-    if any(p.requires_grad for p in parents) and GRAD_ENABLED[0]:
-
-        def backward(g):
-            if reduction == "mean":
-                g = g / count
-            glogits = (0.5 * (xp.tanh(0.5 * x) + 1) - t) * g if logits.requires_grad else None
-            if target_tensor is None:
-                return (glogits,)
-            return glogits, (-x * g if target_tensor.requires_grad else None)
-
-        return wrap(out, (backward, parents))
+        return wrap(out, (backward, (input,)))
     return wrap(out)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from .. import random as _random
@@ -16,16 +18,37 @@ from .reduce import logsumexp_array, normalize_axes
 from .shape import getitem
 
 
-def _softmax_axes(fn, a, dim, axis):
+def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's choice of axis when ``dim`` is None (0 for 0-, 1- and 3-D input, else 1), with its
+    warning; ``stacklevel`` counts from the caller of this function (as ``warnings.warn``'s)."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an argument.",
+        UserWarning,
+        stacklevel=stacklevel + 1,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _softmax_input(fn, a, dim, axis, dtype):
+    """(the input cast to ``dtype`` where given, its axis as a 1-tuple); ``dim`` is required."""
     dim = dim_arg(fn, dim, axis)
-    return normalize_axes(-1 if dim is None else dim, a._data.ndim)
+    if dim is None:
+        raise TypeError(
+            f"{fn}() missing 1 required argument: 'dim' (nn.functional.{fn} without dim picks PyTorch's "
+            "deprecated implicit axis, with a warning)"
+        )
+    if dtype is not None:
+        a = a.to(dtype=dtype)
+    axes = normalize_axes(dim, a._data.ndim)
+    return a, axes if a._data.ndim else ()  # a 0-d input is its own softmax axis (dim 0 or -1)
 
 
-def softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim`` (default: the last axis)."""
+def softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (required, as for PyTorch's ``Tensor.softmax`` and
+    ``torch.softmax``); ``dtype`` casts the input first."""
+    a, ax = _softmax_input("softmax", a, dim, axis, dtype)
     x = a._data
     xp = backend_of(x).xp
-    ax = _softmax_axes("softmax", a, dim, axis)
     out = xp.exp(x - logsumexp_array(xp, x, ax))
     if a.requires_grad and GRAD_ENABLED[0]:
 
@@ -36,11 +59,12 @@ def softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
     return wrap(out)
 
 
-def log_softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
-    """x - logsumexp(x) along ``dim`` (default: the last axis)."""
+def log_softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+    """x - logsumexp(x) along ``dim`` (required, as for PyTorch's ``Tensor.log_softmax`` and
+    ``torch.log_softmax``); ``dtype`` casts the input first."""
+    a, ax = _softmax_input("log_softmax", a, dim, axis, dtype)
     x = a._data
     xp = backend_of(x).xp
-    ax = _softmax_axes("log_softmax", a, dim, axis)
     out = x - logsumexp_array(xp, x, ax)
     if a.requires_grad and GRAD_ENABLED[0]:
 
@@ -49,6 +73,24 @@ def log_softmax(a: Tensor, dim=None, *, axis=None) -> Tensor:
 
         return wrap(out, (backward, (a,)))
     return wrap(out)
+
+
+def functional_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002 - PyTorch's name
+    """``nn.functional.softmax``: as ``softmax``, but without ``dim`` it picks PyTorch's deprecated
+    implicit axis (0 for 0-, 1- and 3-D input, else 1) and warns, as PyTorch's does."""
+    a = tensor_arg(input, "softmax")
+    if dim is None and axis is None:
+        dim = implicit_softmax_dim("softmax", a.ndim, stacklevel=2)
+    return softmax(a, dim, dtype=dtype, axis=axis)
+
+
+def functional_log_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002
+    """``nn.functional.log_softmax``: as ``log_softmax``, but without ``dim`` it picks PyTorch's
+    deprecated implicit axis (as ``F.softmax``) and warns, as PyTorch's does."""
+    a = tensor_arg(input, "log_softmax")
+    if dim is None and axis is None:
+        dim = implicit_softmax_dim("log_softmax", a.ndim, stacklevel=2)
+    return log_softmax(a, dim, dtype=dtype, axis=axis)
 
 
 def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
@@ -73,12 +115,25 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
 
 
 def embedding(indices, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients."""
+    """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients.
+    An index outside ``0..rows-1`` (-1 included: it does not count from the end) is an IndexError."""
     idx = indices._data if isinstance(indices, Tensor) else indices
     if not hasattr(idx, "dtype"):
         idx = backend_of(weight._data).asarray(idx, None, weight._data)
-    if not backend_of(idx).xp.isdtype(idx.dtype, "integral"):
+    backend = backend_of(idx)
+    if not backend.xp.isdtype(idx.dtype, "integral"):
         raise TypeError(f"embedding indices must be integers, got dtype {idx.dtype}")
+    rows = weight.shape[0] if weight.ndim else 0
+    if idx.size:
+        # one read of (min, max): a negative index would pick a row from the end, and CuPy does
+        # not check bounds at all
+        xp = backend.xp
+        low, high = (int(v) for v in backend.to_numpy(xp.stack([xp.min(idx), xp.max(idx)])))
+        if low < 0 or high >= rows:
+            raise IndexError(
+                f"index out of range in self: embedding() got index {low if low < 0 else high} for a "
+                f"weight of {rows} rows (indices must be in 0..{rows - 1})"
+            )
     return getitem(weight, idx)
 
 

@@ -24,6 +24,8 @@ from . import (
     loss_functions,
     math_functions,
     nn_ops,
+    normalization,
+    pointwise_losses,
     queries,
     reduce,
     shape,
@@ -180,21 +182,28 @@ OPS: tuple[Op, ...] = (
     ),
     Op("type", queries.tensor_type, ("type",)),  # a cast between floating dtypes is differentiable
     # neural-network ops
-    Op("softmax", nn_ops.softmax, ("softmax",), tt=True, functional=True),
-    Op("log_softmax", nn_ops.log_softmax, ("log_softmax",), tt=True, functional=True),
+    # the method and tt.* need dim (as PyTorch's); nn.functional's pick PyTorch's implicit one, warning
+    Op("softmax", nn_ops.softmax, ("softmax",), tt=True),
+    Op("log_softmax", nn_ops.log_softmax, ("log_softmax",), tt=True),
+    Op("softmax", nn_ops.functional_softmax, functional=True, converts_first=False),
+    Op("log_softmax", nn_ops.functional_log_softmax, functional=True, converts_first=False),
     Op("dropout", nn_ops.dropout, tt=True, functional=True),
     Op("layer_norm", nn_ops.layer_norm, tt=True, functional=True),
     Op("embedding", nn_ops.embedding, tt=True, functional=True, converts_first=False),
     Op("linear", nn_ops.linear, functional=True, converts_first=False),
     *_no_grad(Op("one_hot", indexing.one_hot, functional=True, converts_first=False)),
+    Op("batch_norm", normalization.batch_norm, functional=True),
     *(
         Op(fn.__name__, fn, functional=True)
         for fn in (
             loss_functions.cross_entropy,
             loss_functions.nll_loss,
-            loss_functions.mse_loss,
-            loss_functions.l1_loss,
-            loss_functions.binary_cross_entropy_with_logits,
+            pointwise_losses.mse_loss,
+            pointwise_losses.l1_loss,
+            pointwise_losses.binary_cross_entropy_with_logits,
+            pointwise_losses.binary_cross_entropy,
+            pointwise_losses.smooth_l1_loss,
+            pointwise_losses.huber_loss,
         )
     ),
     # in place: they refuse tensors that require grad while gradients are recorded

@@ -1,0 +1,238 @@
+"""Containers that register what they hold: ``ModuleDict``, ``ParameterList``, ``ParameterDict``
+(``ModuleList`` and ``Sequential`` are in ``base.py`` and ``layers.py``).
+
+What they hold is seen by ``parameters()``, ``state_dict()`` (keys as PyTorch's: ``"blocks.enc.weight"``,
+``"params.0"``, ``"pd.scale"``), ``load_state_dict()`` and ``to()``. Items are kept only in the
+module's registration tables, never as instance attributes, so a key such as ``"keys"`` does not
+hide a method; ``blocks.enc`` still reads the item ``"enc"``, as in PyTorch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+
+from ..parameter import Parameter
+from ..tensor import Tensor
+from .base import Module, check_name
+
+
+def _pairs(owner: str, items) -> Iterable[tuple]:
+    """(key, value) pairs from a mapping or an iterable of pairs, as ``dict.update`` takes them."""
+    if isinstance(items, Mapping):
+        return list(items.items())
+    pairs = []
+    for k, pair in enumerate(items):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise ValueError(
+                f"{owner}.update(): element #{k} of the iterable should be a (key, value) pair, "
+                f"got {type(pair).__name__}"
+            )
+        pairs.append(tuple(pair))
+    return pairs
+
+
+def _as_parameter(owner: str, key, value) -> Parameter:
+    """A Parameter as PyTorch's containers store it: a plain Tensor becomes a Parameter (a copy of
+    its values, where PyTorch's shares them) that requires grad."""
+    if isinstance(value, Parameter):
+        return value
+    if isinstance(value, Tensor):
+        return Parameter(value)
+    raise TypeError(f"{owner}: {key!r} must be a Parameter or a Tensor, got {type(value).__name__}")
+
+
+def _parameters_repr(owner: str, parameters) -> str:
+    """PyTorch's layout: one ``(key): Parameter containing: [dtype of size AxB]`` line each."""
+    lines = [
+        f"    ({k}): Parameter containing: [{p.dtype} of size {'x'.join(map(str, p.shape))}]"
+        for k, p in parameters.items()
+        if p is not None
+    ]
+    return f"{owner}(\n" + "\n".join(lines) + "\n)" if lines else f"{owner}()"
+
+
+class ModuleDict(Module):
+    """Modules by name, in insertion order; ``blocks["enc"]`` is saved as ``"blocks.enc.*"``."""
+
+    def __init__(self, modules=None):
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __getattr__(self, name: str):
+        # only for names that are not attributes: ``blocks.enc`` reads like ``blocks["enc"]``, and
+        # a key named like a method does not hide the method (as in PyTorch)
+        modules = self.__dict__.get("_modules", {})
+        if name in modules:
+            return modules[name]
+        raise AttributeError(f"'ModuleDict' object has no attribute or key {name!r}")
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        check_name("ModuleDict", "module", key)
+        if not isinstance(module, Module):
+            raise TypeError(f"ModuleDict: {key!r} must be a Module, got {type(module).__name__}")
+        self._modules[key] = module
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key) -> bool:
+        return key in self._modules
+
+    def keys(self):
+        """The names, in insertion order."""
+        return self._modules.keys()
+
+    def values(self):
+        """The modules, in insertion order."""
+        return self._modules.values()
+
+    def items(self):
+        """(name, module) pairs, in insertion order."""
+        return self._modules.items()
+
+    def pop(self, key: str) -> Module:
+        """Remove the module ``key`` and return it."""
+        return self._modules.pop(key)
+
+    def clear(self) -> None:
+        """Remove every module."""
+        self._modules.clear()
+
+    def update(self, modules) -> None:
+        """Add or replace modules from a mapping or an iterable of (name, module) pairs."""
+        for key, module in _pairs("ModuleDict", modules):
+            self[key] = module
+
+
+class ParameterList(Module):
+    """Parameters in a list; item ``k`` is saved as ``"<name>.k"``. A plain Tensor added to it
+    becomes a Parameter (as in PyTorch)."""
+
+    def __init__(self, values=None):
+        super().__init__()
+        if values is not None:
+            self.extend(values)
+
+    def _index(self, index: int) -> str:
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise TypeError(f"ParameterList indices must be integers or slices, not {type(index).__name__}")
+        n = len(self._parameters)
+        if not -n <= index < n:
+            raise IndexError(f"ParameterList index {index} is out of range (length {n})")
+        return str(index % n)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return ParameterList(list(self._parameters.values())[index])
+        return self._parameters[self._index(index)]
+
+    def __setitem__(self, index: int, value) -> None:
+        key = self._index(index)
+        self._parameters[key] = _as_parameter("ParameterList", index, value)
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(list(self._parameters.values()))  # type: ignore[arg-type]
+
+    def __iadd__(self, values) -> ParameterList:
+        return self.extend(values)
+
+    def append(self, value) -> ParameterList:
+        """Add a parameter at the end; returns this list."""
+        key = str(len(self._parameters))
+        self._parameters[key] = _as_parameter("ParameterList", len(self._parameters), value)
+        return self
+
+    def extend(self, values) -> ParameterList:
+        """Add every parameter of an iterable at the end; returns this list."""
+        if isinstance(values, Tensor) or not isinstance(values, Iterable):
+            raise TypeError(f"ParameterList.extend() takes an iterable of parameters, got {type(values).__name__}")
+        for value in values:
+            self.append(value)
+        return self
+
+    def __repr__(self) -> str:
+        return _parameters_repr("ParameterList", self._parameters)
+
+
+class ParameterDict(Module):
+    """Parameters by name, in insertion order; ``pd["scale"]`` is saved as ``"pd.scale"``. A plain
+    Tensor stored in it becomes a Parameter (as in PyTorch)."""
+
+    def __init__(self, parameters=None):
+        super().__init__()
+        if parameters is not None:
+            self.update(parameters)
+
+    def __getitem__(self, key: str) -> Parameter:
+        return self._parameters[key]  # type: ignore[return-value]
+
+    def __getattr__(self, name: str):
+        # only for names that are not attributes, as ModuleDict's
+        parameters = self.__dict__.get("_parameters", {})
+        if name in parameters:
+            return parameters[name]
+        raise AttributeError(f"'ParameterDict' object has no attribute or key {name!r}")
+
+    def __setitem__(self, key: str, value) -> None:
+        check_name("ParameterDict", "parameter", key)
+        self._parameters[key] = _as_parameter("ParameterDict", key, value)
+
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._parameters)
+
+    def __contains__(self, key) -> bool:
+        return key in self._parameters
+
+    def keys(self):
+        """The names, in insertion order."""
+        return self._parameters.keys()
+
+    def values(self):
+        """The parameters, in insertion order."""
+        return self._parameters.values()
+
+    def items(self):
+        """(name, parameter) pairs, in insertion order."""
+        return self._parameters.items()
+
+    def get(self, key: str, default=None):
+        """The parameter ``key``, or ``default``."""
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Parameter:
+        """Remove the parameter ``key`` and return it."""
+        return self._parameters.pop(key)  # type: ignore[return-value]
+
+    def clear(self) -> None:
+        """Remove every parameter."""
+        self._parameters.clear()
+
+    def update(self, parameters) -> None:
+        """Add or replace parameters from a mapping or an iterable of (name, tensor) pairs."""
+        for key, value in _pairs("ParameterDict", parameters):
+            self[key] = value
+
+    def __repr__(self) -> str:
+        return _parameters_repr("ParameterDict", self._parameters)
+
+
+__all__ = ["ModuleDict", "ParameterList", "ParameterDict"]

@@ -1,0 +1,138 @@
+"""Batch normalization (``F.batch_norm``), with its fused gradient and the running-statistics update.
+
+Layer normalization, which normalizes each sample rather than each channel, is ``nn_ops.layer_norm``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..autograd import GRAD_ENABLED, no_grad
+from ..devices import backend_of
+from ..dtypes import numpy_dtype
+from ..errors import ShapeError
+from ..tensor import Tensor, wrap
+from .arith import combine_error
+
+
+def _channel_arg(name: str, value, x, channels: int):
+    """A per-channel tensor argument (None, or a Tensor of shape (C,) with ``x``'s dtype, on its
+    device) as its array."""
+    if value is None:
+        return None
+    if not isinstance(value, Tensor):
+        raise TypeError(f"batch_norm(): {name} must be a Tensor or None, got {type(value).__name__}")
+    data = value._data
+    if type(data) is not type(x) or backend_of(x).device(data) != backend_of(x).device(x):
+        raise combine_error("batch_norm()", x, data)
+    if tuple(data.shape) != (channels,):
+        raise ShapeError(
+            f"batch_norm(): {name} should contain {channels} elements (one per channel of the input's "
+            f"axis 1), got shape {tuple(data.shape)}"
+        )
+    if numpy_dtype(data.dtype) != numpy_dtype(x.dtype):
+        raise TypeError(
+            f"batch_norm(): {name} has dtype {numpy_dtype(data.dtype)} but the input has dtype "
+            f"{numpy_dtype(x.dtype)}; they must match"
+        )
+    return data
+
+
+def _number(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"batch_norm(): {name} must be a number, got {type(value).__name__}")
+    return float(value)
+
+
+def batch_norm(
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each channel (axis 1) of an (N, C, *) input, then scale by ``weight`` and shift by ``bias``.
+
+    ``training=True`` normalizes with the batch's mean and biased variance over every axis but 1,
+    and, where given, updates ``running_mean``/``running_var`` in place with
+    ``(1 - momentum) * running + momentum * batch`` (the unbiased variance, as PyTorch).
+    ``training=False`` normalizes with ``running_mean`` and ``running_var``, which must be given.
+    Every per-channel tensor must have the input's dtype (as PyTorch on the CPU).
+    """
+    x = input._data
+    if x.ndim < 2:
+        raise ShapeError(f"batch_norm(): expected an input of shape (N, C, *), got shape {tuple(x.shape)}")
+    if numpy_dtype(x.dtype).kind != "f":
+        raise TypeError(f"batch_norm(): the input must be floating point, got dtype {numpy_dtype(x.dtype)}")
+    channels = x.shape[1]
+    rm = _channel_arg("running_mean", running_mean, x, channels)
+    rv = _channel_arg("running_var", running_var, x, channels)
+    w = _channel_arg("weight", weight, x, channels)
+    b = _channel_arg("bias", bias, x, channels)
+    momentum, eps = _number("momentum", momentum), _number("eps", eps)
+    axes = (0, *range(2, x.ndim))
+    count = math.prod(x.shape[i] for i in axes)
+    if training and count == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {tuple(x.shape)} (batch_norm())"
+        )
+    if not training and (rm is None or rv is None):
+        raise ValueError(
+            "batch_norm(): running_mean and running_var must be defined in evaluation mode (training=False)"
+        )
+    xp = backend_of(x).xp
+    column = (1, channels) + (1,) * (x.ndim - 2)  # a per-channel array broadcast against x
+    use_batch = training and count > 0  # an empty batch has no statistics (and changes none)
+    if use_batch:
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        centered = x - mean
+        var = xp.mean(centered * centered, axis=axes, keepdims=True)
+        rstd = 1.0 / xp.sqrt(var + eps)
+        _update_running(running_mean, rm, mean, momentum)
+        _update_running(running_var, rv, var * (count / (count - 1)), momentum)
+    elif training:
+        centered, rstd = x, backend_of(x).full(column, 1.0, x.dtype, x)
+    else:
+        centered = x - xp.reshape(rm, column)
+        rstd = 1.0 / xp.sqrt(xp.reshape(rv, column) + eps)
+    xhat = centered * rstd
+    wc = xp.reshape(w, column) if w is not None else None
+    out = xhat * wc if wc is not None else xhat
+    if b is not None:
+        out = out + xp.reshape(b, column)
+    parents = tuple(t for t in (input, weight, bias) if t is not None)
+    if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
+
+        def backward(g):
+            gxhat = g * wc if wc is not None else g
+            if not input.requires_grad:
+                gx = None
+            elif use_batch:
+                m1 = xp.mean(gxhat, axis=axes, keepdims=True)
+                m2 = xp.mean(gxhat * xhat, axis=axes, keepdims=True)
+                gx = rstd * (gxhat - m1 - xhat * m2)
+            else:  # constant statistics: a per-channel affine map
+                gx = gxhat * rstd
+            grads = [gx]
+            if weight is not None:
+                grads.append(xp.sum(g * xhat, axis=axes) if weight.requires_grad else None)
+            if bias is not None:
+                grads.append(xp.sum(g, axis=axes) if bias.requires_grad else None)
+            return tuple(grads)
+
+        return wrap(out, (backward, parents))
+    return wrap(out)
+
+
+def _update_running(stat: Tensor | None, current, batch, momentum: float) -> None:
+    """``stat = (1 - momentum) * stat + momentum * batch``, in place (a change of ``stat``'s version)."""
+    if stat is None:
+        return
+    xp = backend_of(current).xp
+    new = (1.0 - momentum) * current + momentum * xp.reshape(batch, current.shape)
+    with no_grad():
+        stat.copy_(wrap(new))
