@@ -522,7 +522,7 @@ BAD_INPUTS = [
     ),
     ("save-tensor-key", _save({tt.Tensor([1.0]): 1}), TypeError, r"a key of obj: Tensor key"),
     ("save-cycle", _save(_cycle()), TypeError, r"obj\[1\]: it contains itself"),
-    ("save-file-object", lambda tmp: save({}, io.BytesIO()), TypeError, r"path must be a file path"),
+    ("save-not-a-path", lambda tmp: save({}, 3.5), TypeError, r"path must be a file path .* got float"),
     # not .tt files
     ("load-missing", lambda tmp: load(tmp / "nope.tt"), FileNotFoundError, r"nope\.tt"),
     ("load-empty", _load_bytes(b""), FileFormatError, r"bad\.tt: empty file"),
@@ -696,3 +696,18 @@ def test_bad_input_is_refused_with_a_clear_error(case, tmp_path):
     _, run, error, message = case
     with pytest.raises(error, match=message):
         run(tmp_path)
+
+
+def test_save_and_load_through_a_file_object_as_torch_does(device):
+    state = {"w": tt.tensor([[1.0, 2.0]], device=device, requires_grad=True), "step": 3, "name": "m"}
+    buffer = io.BytesIO()
+    tt.save(state, buffer)
+    buffer.seek(0)
+    back = tt.load(buffer)
+    assert back["step"] == 3 and back["name"] == "m" and back["w"].requires_grad
+    assert back["w"].device == state["w"].device
+    np.testing.assert_array_equal(back["w"].numpy(), [[1.0, 2.0]])
+    with pytest.raises(tt.FileFormatError, match="<BytesIO>: empty file"):
+        tt.load(io.BytesIO())
+    with pytest.raises(TypeError, match="path must be a file path .* or a binary file object, got int"):
+        tt.save(state, 3)

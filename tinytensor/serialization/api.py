@@ -32,7 +32,12 @@ def save(obj, path) -> None:
     state dict, an optimizer's state dict, or a checkpoint dict of both. Anything else (a
     function, a Module, an object or complex array) raises TypeError naming where it sits, e.g.
     ``obj['layers'][2]``. The write is atomic: on any failure the file at ``path`` is unchanged.
+    ``path`` may also be a binary file object open for writing (``io.BytesIO``, as ``torch.save``
+    takes); the archive is then written into it as it is made.
     """
+    if _is_file_object(path, "write"):
+        write_archive(obj, path)  # the caller owns the file: no atomic replace
+        return
     path = _fspath(path, "save")
     write_atomically(path, lambda fh: write_archive(obj, fh))
 
@@ -45,8 +50,13 @@ def load(path, map_location=None):
     devices to devices (``{"cuda:1": "cuda:0"}``), others staying put. A tensor saved on a GPU
     raises ``CudaUnavailableError`` where CUDA cannot be used, unless mapped elsewhere.
     Nothing in a file is ever run: damaged, foreign and too-new files raise ``FileFormatError``,
-    pickles other than 1.x files ``UnsafePickleError``.
+    pickles other than 1.x files ``UnsafePickleError``. ``path`` may also be a binary file object
+    open for reading, positioned at the start of a saved object (``io.BytesIO``, as ``torch.load``).
     """
+    if _is_file_object(path, "read"):
+        name = str(getattr(path, "name", f"<{type(path).__name__}>"))
+        obj, _ = _read_open(name, path, _placer(name, map_location))
+        return obj
     obj, _ = _read(_fspath(path, "load"), map_location)
     return obj
 
@@ -65,13 +75,19 @@ def _read(path: str, map_location) -> tuple[Any, bool]:
     """(object, whether the file is a 1.x pickle). The object is whatever the file holds: Any."""
     place = _placer(path, map_location)
     with open(path, "rb") as fh:
-        head = fh.read(4)
-        if head.startswith(ZIP_SIGNATURE):
-            fh.close()
-            return read_archive(path, place), False
-        if head[:1] == bytes([PICKLE_PROTO]):
-            fh.seek(0)
-            return read_legacy(path, fh), True
+        return _read_open(path, fh, place)
+
+
+def _read_open(path: str, fh, place) -> tuple[Any, bool]:
+    """``_read`` from the open binary file ``fh`` (``path`` names it in errors)."""
+    start = fh.tell()
+    head = fh.read(4)
+    if head.startswith(ZIP_SIGNATURE):
+        fh.seek(start)
+        return read_archive(path, place, fh), False
+    if head[:1] == bytes([PICKLE_PROTO]):
+        fh.seek(start)
+        return read_legacy(path, fh), True
     if not head:
         raise FileFormatError(f"{path}: empty file (0 bytes), not a .tt file")
     raise FileFormatError(
@@ -135,11 +151,14 @@ def _check_state_dict(obj, path: str, era: str) -> None:
     )
 
 
+def _is_file_object(value, method: str) -> bool:
+    return not isinstance(value, (str, bytes, os.PathLike)) and callable(getattr(value, method, None))
+
+
 def _fspath(path, fn: str) -> str:
     try:
         return os.fspath(path)
     except TypeError:
         raise TypeError(
-            f"{fn}(): path must be a file path (str or os.PathLike), got {type(path).__name__}; file objects "
-            "are not supported, since a save writes a temporary file and renames it"
+            f"{fn}(): path must be a file path (str or os.PathLike) or a binary file object, got {type(path).__name__}"
         ) from None

@@ -52,10 +52,11 @@ def _json_bytes(value) -> bytes:
 _CORRUPTION = (zipfile.BadZipFile, zlib.error, EOFError, ValueError, KeyError, UnicodeDecodeError, RecursionError)
 
 
-def read_archive(path: str, place):
-    """The object stored in the ``.tt`` archive at ``path``; ``place`` as in ``tree.Decoder``."""
+def read_archive(path: str, place, fh=None):
+    """The object stored in the ``.tt`` archive at ``path`` (or in the open binary file ``fh``, which
+    ``path`` then names in errors); ``place`` as in ``tree.Decoder``."""
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(path if fh is None else fh)
     except zipfile.BadZipFile as exc:
         raise FileFormatError(
             f"{path}: truncated or corrupt .tt file: its ZIP directory (at the end of the file) is missing "
