@@ -130,8 +130,10 @@ def cross_entropy(
     each row's loss is ``(1 - label_smoothing) * nll + label_smoothing / C * sum over classes of -log p``.
     """
     check_reduction(reduction, "cross_entropy")
-    check_ignore_index(ignore_index, "cross_entropy")
-    check_label_smoothing(label_smoothing, "cross_entropy")
+    if type(ignore_index) is not int:  # the checks' common cases, inline: this runs every step
+        check_ignore_index(ignore_index, "cross_entropy")
+    if type(label_smoothing) is not float or label_smoothing:
+        check_label_smoothing(label_smoothing, "cross_entropy")
     x = logits._data
     labels, may_ignore = _labels(x, target, "cross_entropy", ignore_index)
     if may_ignore or label_smoothing:

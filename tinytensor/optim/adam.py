@@ -114,6 +114,8 @@ class Adam(Optimizer):
             for p in layout.params:
                 self.state[id(p)]["step"] = step
             self._marked(layout.params)
+            if not rest:
+                return
         update = self._update
         for p, grad, state in self._with_grads(group, rest):
             update(p, grad, state, group)

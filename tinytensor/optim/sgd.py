@@ -142,8 +142,11 @@ class SGD(Optimizer):
         if ready is not None:
             layout, grads, rest = ready
             sgd_flat(layout, grads, lr, momentum, dampening, nesterov, wd)
-            flat.adopt_fresh(layout, self.state, keys)
+            if layout.fresh:
+                flat.adopt_fresh(layout, self.state, keys)
             self._marked(layout.params)
+            if not rest:
+                return
         for p, grad, state in self._with_grads(group, rest):
             data = p._data
             buf = sgd_update(
