@@ -3,10 +3,11 @@
 Updating each parameter on its own costs a few numpy calls per parameter, and on small models
 their fixed cost is most of an optimizer step. So the optimizers keep the parameters of a group
 that are numpy arrays of one floating dtype, with gradients of their shape and dtype, in a
-``FlatLayout``: each step copies their gradients into one flat array, their state arrays
-(momentum buffer, Adam's moments) are views into flat arrays of the same layout, and so are the
-parameters' own arrays, so an update is a handful of numpy calls over all of them. The state dict
-still holds one array per parameter, in PyTorch's format.
+``FlatLayout``: their state arrays (momentum buffer, Adam's moments) are views into flat arrays
+of one layout, and so are the parameters' own arrays; each step adds their gradients in view by
+view or, where the update reads them more than once, copies them into a flat gradient of the
+same layout, so an update is a handful of numpy calls over all of them. The state dict still
+holds one array per parameter, in PyTorch's format.
 
 A parameter's array moves into the flat one only when nothing but the parameter holds it (its
 reference count says so): an array that anything else holds (a ``.numpy()``, a state dict, a
@@ -33,7 +34,7 @@ from ..tensor import Tensor, wrap
 _ndarray = np.ndarray
 _PLAIN = (float, int)
 
-# Elements of the largest parameter a layout takes (a 256 x 256 weight: 65536).
+# Elements of the largest parameter a layout takes (a 256 x 512 weight).
 FLAT_MAX_SIZE = 1 << 17
 
 
