@@ -4,10 +4,10 @@
 
 Three measurements, each the best of repeated rounds with the contenders interleaved
 (single-threaded BLAS on all sides):
-  op overhead  `a + b` on 4x4 float32 with gradients on     target: tinytensor <= 0.40 x PyTorch
-  small MLP    64-256-256-10, batch 128, one training step    target: tinytensor <= 0.80 x PyTorch
+  op overhead  `a + b` on 4x4 float32 with gradients on     target: tinytensor <= 0.37 x PyTorch
+  small MLP    64-256-256-10, batch 128, one training step    target: tinytensor <= 0.72 x PyTorch
   large MLP    784-1024-1024-10, batch 256, one training step target: tinytensor <= 1.03 x numpy
-The targets hold with tinytensor's safety checks on (in-place version checks, label range checks,
+tinytensor runs with its safety checks on (in-place version checks, label range checks,
 optimizer gradient checks): they are what a user runs.
 A training step is forward, softmax cross-entropy, backward and an SGD-with-momentum update.
 """
@@ -175,8 +175,8 @@ def bench_mlp(torch, sizes, batch, seed=0):
 
 
 CASES = [
-    ("op overhead: a + b, 4x4, grad on", bench_op_overhead, (), "torch", 0.40),
-    ("MLP 64-256-256-10, batch 128, train step", bench_mlp, ([64, 256, 256, 10], 128), "torch", 0.80),
+    ("op overhead: a + b, 4x4, grad on", bench_op_overhead, (), "torch", 0.37),
+    ("MLP 64-256-256-10, batch 128, train step", bench_mlp, ([64, 256, 256, 10], 128), "torch", 0.72),
     ("MLP 784-1024-1024-10, batch 256, train step", bench_mlp, ([784, 1024, 1024, 10], 256), "numpy", 1.03),
 ]
 

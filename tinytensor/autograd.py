@@ -151,17 +151,19 @@ def _topological_order(root):
     objects never share one, so the elementwise ``__eq__`` is never asked.
     """
     order = []
-    visited = set()
-    stack = [(root, False)]
+    visited: set = set()
+    # A node is pushed as itself to be expanded and, once expanded, as a 1-tuple to be emitted.
+    stack: list = [root]
+    push, pop, seen = stack.append, stack.pop, visited.add
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = pop()
+        if type(node) is tuple:
+            order.append(node[0])
             continue
         if node in visited:
             continue
-        visited.add(node)
-        stack.append((node, True))
+        seen(node)
+        push((node,))
         for parent in node._ctx[1]:
             ctx = parent._ctx
             if ctx is None or not parent.requires_grad or parent in visited:
@@ -171,7 +173,7 @@ def _topological_order(root):
                     "backward through a part of the graph that an earlier backward() already freed; "
                     "pass retain_graph=True to the first backward() to keep it"
                 )
-            stack.append((parent, False))
+            push(parent)
     return order
 
 
@@ -208,8 +210,16 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
             for parent, pgrad in zip(ctx[1], parent_grads):
                 if pgrad is None or not parent.requires_grad:
                     continue
-                if parent._ctx is None:
-                    _accumulate_leaf(parent, pgrad, handed_out)  # a leaf: its .grad
+                if parent._ctx is None:  # a leaf: its .grad
+                    if (
+                        pgrad.dtype is parent._data.dtype
+                        and getattr(parent, "_grad", None) is None
+                        and id(pgrad) not in handed_out
+                    ):  # _accumulate_leaf's common case, inline: the first gradient, of the leaf's dtype
+                        handed_out.add(id(pgrad))
+                        parent._grad = pgrad
+                    else:
+                        _accumulate_leaf(parent, pgrad, handed_out)
                 else:
                     prev = pending.get(parent)
                     pending[parent] = pgrad if prev is None else prev + pgrad

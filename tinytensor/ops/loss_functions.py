@@ -179,8 +179,10 @@ def cross_entropy(
     positional argument is its deprecated ``size_average``).
     """
     check_reduction(reduction, "cross_entropy")
-    check_ignore_index(ignore_index, "cross_entropy")
-    check_label_smoothing(label_smoothing, "cross_entropy")
+    if type(ignore_index) is not int:  # the checks' common cases, inline: this runs every step
+        check_ignore_index(ignore_index, "cross_entropy")
+    if type(label_smoothing) is not float or label_smoothing:
+        check_label_smoothing(label_smoothing, "cross_entropy")
     x = input._data
     labels, may_ignore = _labels(x, target, "cross_entropy", ignore_index)
     w = _class_weight("cross_entropy", weight, x)

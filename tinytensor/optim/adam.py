@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..devices import backend_of
+from . import flat
 from .optimizer import KERNEL_FLOATS, Optimizer, check_nonnegative
 
 # One CUDA kernel per parameter and step (the backend compiles it; see Backend.kernel).
@@ -51,6 +54,30 @@ def adam_update(backend, param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled
         param -= (lr / (1 - beta1**step)) * (m / denom)
 
 
+def adam_flat(layout, grads, lr, beta1, beta2, eps, wd, decoupled, step) -> None:
+    """``adam_update`` for every parameter of a flat layout (``optim.flat``) at once, all at
+    ``step``: the same arithmetic, operation for operation, over the flat arrays."""
+    if wd and decoupled:
+        flat.scale_params(layout, 1 - lr * wd)
+    flat.gather(layout, grads, 0 if decoupled else wd)
+    g, scratch = layout.grad, layout.scratch
+    m = layout.state["exp_avg"][0]
+    v = layout.state["exp_avg_sq"][0]
+    m *= beta1
+    np.multiply(g, 1 - beta1, out=scratch)
+    m += scratch
+    v *= beta2
+    np.multiply(g, g, out=scratch)
+    scratch *= 1 - beta2
+    v += scratch
+    np.sqrt(v, out=scratch)
+    scratch /= math.sqrt(1 - beta2**step)
+    scratch += eps
+    np.divide(m, scratch, out=scratch)
+    scratch *= lr / (1 - beta1**step)
+    flat.apply(layout)
+
+
 class Adam(Optimizer):
     decoupled = False
     _param_shaped_state = ("exp_avg", "exp_avg_sq")
@@ -72,6 +99,37 @@ class Adam(Optimizer):
         ):
             return f"invalid betas {betas!r}: must be two numbers in [0, 1)"
         return None
+
+    _KEYS = ("exp_avg", "exp_avg_sq")
+
+    def _step_group(self, group):
+        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        rest = None  # the parameters left for the per-parameter path (None: all)
+        ready = flat.prepare(self._flat_layouts, group, self.state, self._KEYS, (lr, beta1, beta2, eps, wd))
+        step = None if ready is None else self._common_step(ready[0])
+        if ready is not None and step is not None:
+            layout, grads, rest = ready
+            adam_flat(layout, grads, lr, beta1, beta2, eps, wd, self.decoupled, step)
+            flat.adopt_fresh(layout, self.state, self._KEYS)
+            for p in layout.params:
+                self.state[id(p)]["step"] = step
+            self._marked(layout.params)
+            if not rest:
+                return
+        update = self._update
+        for p, grad, state in self._with_grads(group, rest):
+            update(p, grad, state, group)
+
+    def _common_step(self, layout):
+        """The step count the layout's parameters take now, when they all take the same one."""
+        fresh, states = layout.fresh, self.state
+        steps = set()
+        for i, p in enumerate(layout.params):
+            count = 0 if i in fresh else states[id(p)].get("step")
+            if type(count) is not int:
+                return None
+            steps.add(count)
+        return steps.pop() + 1 if len(steps) == 1 else None
 
     def _update(self, p, grad, state, group):
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]

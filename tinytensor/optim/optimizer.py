@@ -12,10 +12,11 @@ import numbers
 
 import numpy as np
 
-from ..autograd import enable_grad, no_grad
+from ..autograd import GRAD_ENABLED, enable_grad
 from ..devices import backend_of, device_of, transfer
 from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, clear_grad, mark_modified, wrap
+from .flat import FlatLayout
 
 _ndarray = np.ndarray
 
@@ -43,6 +44,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.state: dict[int, dict] = {}
         self.param_groups: list[dict] = []
+        self._flat_layouts: dict[int, FlatLayout] = {}  # id(group) -> its flat step's layout (optim.flat)
         problem = self._check_hyperparameters(self.defaults)
         if problem:
             raise ValueError(f"{name}: {problem}")
@@ -137,9 +139,14 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        # no_grad, without the context manager's cost (this runs every training step)
+        previous = GRAD_ENABLED[0]
+        GRAD_ENABLED[0] = False
+        try:
             for group in self.param_groups:
                 self._step_group(group)
+        finally:
+            GRAD_ENABLED[0] = previous
         return loss
 
     def _step_group(self, group) -> None:
@@ -148,13 +155,14 @@ class Optimizer:
         for p, grad, state in self._with_grads(group):
             update(p, grad, state, group)
 
-    def _with_grads(self, group):
-        """(parameter, gradient array, state) for each parameter of ``group`` that has a gradient,
-        checked; each parameter is marked modified once the caller has updated it (a graph that
-        saved it before this step must not backpropagate through it)."""
+    def _with_grads(self, group, params=None):
+        """(parameter, gradient array, state) for each parameter of ``group`` (or of ``params``,
+        some of them) that has a gradient, checked; each parameter is marked modified once the
+        caller has updated it (a graph that saved it before this step must not backpropagate
+        through it)."""
         # Locals: this loop runs for every parameter of every training step.
         state_for, ndarray = self._state_for, _ndarray
-        for p in group["params"]:
+        for p in group["params"] if params is None else params:
             grad = getattr(p, "_grad", None)  # the array autograd stored, or a Tensor
             if grad is None:
                 continue
@@ -172,6 +180,12 @@ class Optimizer:
 
     def _update(self, p, grad, state, group) -> None:
         raise NotImplementedError
+
+    @staticmethod
+    def _marked(params) -> None:
+        """Mark parameters that a flat step updated as modified (as ``_with_grads`` does)."""
+        for p in params:
+            mark_modified(p)
 
     def _foreign_grad(self, p, grad):
         """A gradient that is not a plain numpy array (a Tensor, a GPU or strict array): its array,
@@ -288,6 +302,13 @@ class Optimizer:
             if names is not None and "param_names" not in saved:
                 group["param_names"] = names
         self.state = state
+
+    def __getstate__(self):
+        # The flat layouts are a cache of views into flat arrays; a copy (pickle, deepcopy) would
+        # hold copies of the views detached from its flat arrays, so it rebuilds its own.
+        state = dict(self.__dict__)
+        state["_flat_layouts"] = {}
+        return state
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..devices import backend_of
+from . import flat
 from .optimizer import KERNEL_FLOATS, Optimizer, check_nonnegative
 
 # One CUDA kernel per parameter and step (the backend compiles it; see Backend.kernel).
@@ -59,6 +62,49 @@ def sgd_update(backend, param, grad, buf, lr, momentum, dampening, nesterov, wd)
     return buf
 
 
+def sgd_flat(layout, grads, lr, momentum, dampening, nesterov, wd) -> None:
+    """``sgd_update`` for every parameter of a flat layout (``optim.flat``) at once: the same
+    arithmetic, operation for operation, over the flat arrays."""
+    scratch = layout.scratch
+    g = None  # the flat gradient, gathered where it is read more than once or needs the penalty
+    if wd or dampening or nesterov:
+        flat.gather(layout, grads, wd)
+        g = layout.grad
+    g_views = grads if g is None else layout.grad_views
+    if not momentum:
+        if g is None:
+            for view, grad in zip(layout.scratch_views, grads):
+                np.multiply(grad, lr, out=view)
+        else:
+            np.multiply(g, lr, out=scratch)
+        flat.apply(layout)
+        return
+    buf, buf_views = layout.state["momentum_buffer"]
+    fresh = layout.fresh
+    if len(fresh) == len(buf_views):  # the first step: the buffer is the gradient
+        for view, grad in zip(buf_views, g_views):
+            np.copyto(view, grad)
+    else:
+        buf *= momentum
+        if g is None:
+            for view, grad in zip(buf_views, grads):
+                view += grad
+        elif dampening:
+            np.multiply(g, 1 - dampening, out=scratch)
+            buf += scratch
+        else:
+            buf += g
+        for i in fresh:
+            np.copyto(buf_views[i], g_views[i])
+    update = buf
+    if nesterov:
+        np.multiply(buf, momentum, out=scratch)
+        scratch += g
+        update = scratch
+    np.multiply(update, lr, out=scratch)
+    flat.apply(layout)
+
+
 class SGD(Optimizer):
     _param_shaped_state = ("momentum_buffer",)
 
@@ -90,7 +136,18 @@ class SGD(Optimizer):
         # the group's settings read once, not per parameter
         lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
         dampening, nesterov = group["dampening"], group["nesterov"]
-        for p, grad, state in self._with_grads(group):
+        rest = None  # the parameters left for the per-parameter path (None: all)
+        keys = ("momentum_buffer",) if momentum else ()
+        ready = flat.prepare(self._flat_layouts, group, self.state, keys, (lr, wd, momentum, dampening))
+        if ready is not None:
+            layout, grads, rest = ready
+            sgd_flat(layout, grads, lr, momentum, dampening, nesterov, wd)
+            if layout.fresh:
+                flat.adopt_fresh(layout, self.state, keys)
+            self._marked(layout.params)
+            if not rest:
+                return
+        for p, grad, state in self._with_grads(group, rest):
             data = p._data
             buf = sgd_update(
                 backend_of(data), data, grad, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd
