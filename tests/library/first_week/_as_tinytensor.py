@@ -2,7 +2,8 @@
 
     python _as_tinytensor.py program.py [args...]
 
-An import hook at the front of sys.meta_path answers every `torch` import with the tinytensor
+An import hook at the front of sys.meta_path (installed by the shim package shim/torch, so that
+worker processes the program starts get it too) answers every `torch` import with the tinytensor
 module of the same name: torch -> tinytensor, torch.X -> tinytensor.X (torch.nn.functional ->
 tinytensor.nn.functional, torch.optim.lr_scheduler -> tinytensor.optim.lr_scheduler, ...), with
 one renamed package, torch.utils.data -> tinytensor.data. Nothing else is adapted: a name
@@ -15,6 +16,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import os
 import runpy
 import sys
 import types
@@ -90,15 +92,25 @@ class TorchAsTinytensor(importlib.abc.MetaPathFinder):
         )
 
 
+def install() -> None:
+    """Answer ``torch`` imports in this process with tinytensor's modules (once)."""
+    if not any(isinstance(finder, TorchAsTinytensor) for finder in sys.meta_path):
+        sys.meta_path.insert(0, TorchAsTinytensor())
+
+
 def main(argv: list[str]) -> None:
     if len(argv) < 2:
         raise SystemExit(f"usage: {argv[0]} program.py [args...]")
     program = argv[1]
     if "torch" in sys.modules:
         raise SystemExit("torch is already imported; run this file as the main program")
-    sys.meta_path.insert(0, TorchAsTinytensor())
+    # The shim package `torch` (shim/torch) installs the mapping on first import, here and in every
+    # process the program starts: they inherit PYTHONPATH (and spawned ones this sys.path).
+    here = Path(__file__).resolve().parent
+    paths = [str(here / "shim"), str(here)]
+    os.environ["PYTHONPATH"] = os.pathsep.join([*paths, *filter(None, [os.environ.get("PYTHONPATH")])])
     sys.argv = argv[1:]
-    sys.path[0] = str(Path(program).resolve().parent)
+    sys.path[0:1] = [str(Path(program).resolve().parent), *paths]
     runpy.run_path(program, run_name="__main__")
 
 
