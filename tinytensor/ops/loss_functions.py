@@ -121,13 +121,9 @@ def _reduce_valid(xp, rows, count, reduction):
     return _reduce_rows(xp, rows, reduction)
 
 
-def _class_weight(op: str, weight, x):
-    """A class-weight argument (None, or a Tensor of shape (C,) with the logits' dtype, on their
-    device) as its array. It takes no gradient: requiring one is an error, as in PyTorch."""
-    if weight is None:
-        return None
-    if isinstance(weight, str):
-        raise TypeError(f"{op}: weight must be a Tensor or None, got str {weight!r}; pass reduction= by keyword")
+def constant_weight(op: str, weight, x):
+    """The array of a loss's ``weight`` Tensor, on ``x``'s device. It takes no gradient: one that
+    requires grad while gradients are recorded is an error, as in PyTorch."""
     if not isinstance(weight, Tensor):
         raise TypeError(f"{op}: weight must be a Tensor or None, got {type(weight).__name__}")
     if weight.requires_grad and GRAD_ENABLED[0]:
@@ -138,6 +134,17 @@ def _class_weight(op: str, weight, x):
     w = weight._data
     if type(w) is not type(x) or backend_of(x).device(w) != backend_of(x).device(x):
         raise combine_error(op, x, w)
+    return w
+
+
+def _class_weight(op: str, weight, x):
+    """A class-weight argument (None, or a Tensor of shape (C,) with the logits' dtype, on their
+    device) as its array. It takes no gradient: requiring one is an error, as in PyTorch."""
+    if weight is None:
+        return None
+    if isinstance(weight, str):
+        raise TypeError(f"{op}: weight must be a Tensor or None, got str {weight!r}; pass reduction= by keyword")
+    w = constant_weight(op, weight, x)
     n_classes = x.shape[1]
     if tuple(w.shape) != (n_classes,):
         raise ShapeError(

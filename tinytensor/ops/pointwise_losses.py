@@ -24,7 +24,7 @@ from ..errors import ShapeError
 from ..tensor import Tensor, wrap
 from . import elementwise
 from .arith import combine_error
-from .loss_functions import check_reduction
+from .loss_functions import check_reduction, constant_weight
 
 # target dtype kinds each loss converts to the input's dtype (PyTorch's type promotion); the
 # others refuse integer or bool targets
@@ -182,16 +182,7 @@ def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.
 def _weight_array(op: str, weight, x):
     """A ``weight`` tensor's array as ``x``'s dtype, checked for device; it takes no gradient (as in
     PyTorch, where requiring one is an error)."""
-    if not isinstance(weight, Tensor):
-        raise TypeError(f"{op}: weight must be a Tensor or None, got {type(weight).__name__}")
-    if weight.requires_grad and GRAD_ENABLED[0]:
-        raise RuntimeError(
-            f"{op}: the loss is not differentiable with respect to weight, which requires grad "
-            "(as in PyTorch); pass weight.detach()"
-        )
-    w = weight._data
-    if type(w) is not type(x) or backend_of(x).device(w) != backend_of(x).device(x):
-        raise combine_error(op, x, w)
+    w = constant_weight(op, weight, x)
     if numpy_dtype(w.dtype).kind not in "biuf":
         raise TypeError(f"{op}: weight must hold numbers, got dtype {w.dtype}")
     return backend_of(x).astype(w, numpy_dtype(x.dtype))
