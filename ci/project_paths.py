@@ -16,6 +16,17 @@ CACHE = Path(
 )
 
 
+def link_or_copy(source: Path, dest: Path) -> Path:
+    """``dest`` holding ``source``'s bytes: a hard link where both are on one file system (a
+    library wheel is 0.5 GB, and the release steps each keep the file they were given), else a copy."""
+    dest.unlink(missing_ok=True)
+    try:
+        os.link(source, dest)
+    except OSError:
+        shutil.copy2(source, dest)
+    return dest
+
+
 def copy_worktree(dest: Path) -> int:
     """Copy the working tree's files (tracked, and untracked ones git does not ignore) to ``dest``:
     what a commit would hold, uncommitted changes included. Returns how many files."""

@@ -32,6 +32,7 @@ import urllib.request
 from pathlib import Path
 
 from ci import commands
+from ci.project_paths import link_or_copy
 
 MIB = 1 << 20
 # Per connection, not forwarded (RFC 9110 7.6.1); the proxy sets its own length.
@@ -211,7 +212,7 @@ def package_index(
     packages = work / f"{name}-packages"
     packages.mkdir()
     for f in files:
-        shutil.copy2(f, packages / f.name)
+        link_or_copy(f, packages / f.name)
     port = free_port()
     log_path = work / f"{name}-pypiserver.log"
     command = [server_exe, "run", "-i", "127.0.0.1", "-p", str(port), "-a", ".", "-P", ".", "--disable-fallback"]

@@ -72,6 +72,9 @@ chmod +x "$rootfs/usr/local/bin/zig"
 rm -f "$rootfs"/usr/lib/python3*/EXTERNALLY-MANAGED  # a throwaway build image, like manylinux's
 rm -rf "$rootfs/var/cache/apt/archives"/*.deb "$rootfs/root/.cache"
 log "importing $image"
+# earlier versions of this image (another tag): 1 to 2 GB each, never used again
+"$engine" image ls --format '{{.Repository}}:{{.Tag}}' "${image%%:*}" | grep ":$suite-" | grep -vxF "$image" \
+  | xargs -r "$engine" rmi >&2 || true
 tar -C "$rootfs" -c . | "$engine" import --platform linux/amd64 \
   --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
   --change "ENV ${tls_env[*]}" - "$image" >&2

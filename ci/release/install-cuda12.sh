@@ -163,6 +163,7 @@ PTXAS_FLAGS     +=
 PROFILE
 
 check_nvcc "$prefix" || { log "assembled nvcc does not report release $CUDA_VERSION"; exit 1; }
+rm -rf "$work/root"  # copied into the prefix (lib64 links into $work/pypi, which stays)
 printf 'CUDA %s assembled from Debian %s and PyPI wheels\n' "$CUDA_VERSION" "$DEB_CUDA_TOOLKIT_VERSION" >"$prefix/.complete"
 log "CUDA $CUDA_VERSION toolchain ready in $prefix"
 host_compiler "$prefix"

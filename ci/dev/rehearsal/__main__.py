@@ -15,7 +15,7 @@ from ci.release import upload_rules
 from ci.release.release_manifest import sha256
 
 from . import contract, install, publishing, report, sources, wheels
-from .common import NOTES, ROOT, TIMINGS, log, sh, step
+from .common import NOTES, ROOT, TIMINGS, log, remove_scratch, sh, step
 
 
 def cibuildwheel_tests(output: str) -> dict[str, str]:
@@ -48,24 +48,26 @@ def main(argv=None) -> int:
     elif sh(["git", "-C", str(ROOT), "status", "--porcelain"], capture=True).stdout.strip():
         NOTES.append("the working tree had uncommitted changes: they are not in this rehearsal (it builds HEAD)")
 
-    built_sources = sources.build_twice(work, out, args.worktree)  # 1
-    built = wheels.build(built_sources, work, args.no_container)  # 2
-    checked = contract.check(built_sources, built, out, work, args.python)  # 3
+    try:
+        built_sources = sources.build_twice(work, out, args.worktree)  # 1
+        built = wheels.build(built_sources, work, args.no_container)  # 2
+        checked = contract.check(built_sources, built, out, work, args.python)  # 3
 
-    limits = upload_rules.load_limits()
-    libs_project = CUDA_RELEASES[0].libs.name
-    refusing = {libs_project: limits.of("pypi", libs_project)}  # PyPI's limit until the request is granted
-    decoy_file = install.decoy_wheel(work / "decoy")
-    with (
-        package_index(work, overwrite=False, size_limits=refusing) as index,
-        package_index(work, "decoy", (decoy_file,)) as decoy,
-    ):
-        with step("publish: refused, completed, re-run"):  # 4
-            published = publishing.rehearse(
-                index, checked.release_files, work, libs_project, limits.of("rehearsal", libs_project)
-            )
-        installed = install.install_and_test(args, index, decoy, built_sources, checked, out, work)  # 5
-
+        limits = upload_rules.load_limits()
+        libs_project = CUDA_RELEASES[0].libs.name
+        refusing = {libs_project: limits.of("pypi", libs_project)}  # PyPI's limit until the request is granted
+        decoy_file = install.decoy_wheel(work / "decoy")
+        with (
+            package_index(work, overwrite=False, size_limits=refusing) as index,
+            package_index(work, "decoy", (decoy_file,)) as decoy,
+        ):
+            with step("publish: refused, completed, re-run"):  # 4
+                published = publishing.rehearse(
+                    index, checked.release_files, work, libs_project, limits.of("rehearsal", libs_project)
+                )
+            installed = install.install_and_test(args, index, decoy, built_sources, checked, out, work)  # 5
+    finally:
+        remove_scratch()
     TIMINGS["total"] = round(time.monotonic() - started, 1)
     facts = {
         "version": built_sources.version,

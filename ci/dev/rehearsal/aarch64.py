@@ -30,6 +30,7 @@ import tomllib
 from pathlib import Path
 
 from buildsys.release_matrix import CUDA_RELEASES, PYTHON_TAGS, platform
+from ci.project_paths import link_or_copy
 from ci.release.release_manifest import normalized, sha256
 
 from . import sources, wheels
@@ -39,6 +40,7 @@ ARCH = "aarch64"
 TAG = PYTHON_TAGS[0]  # bookworm's CPython 3.11
 TOOLKIT = "/usr/local/cuda-12.4"  # before-all's prefix, as in the build image
 BUILD_VENV = "/opt/build"  # the build Python with the build and repair locks, as before-build makes it
+TEST_VENV = "/opt/test"  # cibuildwheel's fresh test environment
 EMULATED_TIMEOUT = 60 * 60  # compiles and the suite under qemu are minutes, not seconds
 BASE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -46,6 +48,7 @@ BASE_ENV = {
     "LANG": "C.UTF-8",
     "PIP_CERT": "/etc/ssl/certs/ca-certificates.crt",
     "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    "PIP_NO_CACHE_DIR": "1",  # the test environment is made afresh each run; a cache would be 1.5 GB
     "PIP_ROOT_USER_ACTION": "ignore",
     # qemu 7.2's default CPU model advertises SVE and SME, for which OpenBLAS (numpy's) picks kernels
     # that compute wrong matmuls under emulation; an Arm server core without them is what the
@@ -155,7 +158,7 @@ def test_wheel(chroot: Chroot, wheel: Path, libs_wheel: Path, project: str) -> d
     """cibuildwheel's test step: a fresh environment, before-test, the wheel with its library wheel,
     the preflight, the test command; the wheel contract on the library wheel too."""
     config = wheels.cibw_config()
-    venv = "/opt/test"
+    venv = TEST_VENV
     shutil.rmtree(chroot.root / venv.lstrip("/"), ignore_errors=True)
     test_cwd = chroot.root / "work" / "test_cwd"
     shutil.rmtree(test_cwd, ignore_errors=True)
@@ -263,9 +266,12 @@ def main(argv=None) -> int:
             libs_wheel, libs_facts = wheels.library_wheel(source, work / "libs", ARCH, build_libs_emulated(chroot))
         with step(f"aarch64: the {TAG} wheel (build and repair, emulated)"):
             wheel, project = build_wheel(chroot, sdist)
-        facts = test_wheel(chroot, wheel, libs_wheel, project)
+        try:
+            facts = test_wheel(chroot, wheel, libs_wheel, project)
+        finally:
+            shutil.rmtree(root / TEST_VENV.lstrip("/"), ignore_errors=True)  # torch and cupy: 1.6 GB
     for f in (libs_wheel, wheel):
-        shutil.copy2(f, out / f.name)
+        link_or_copy(f, out / f.name)
     TIMINGS["total"] = round(time.monotonic() - started, 1)
     pre = facts["preflight"]
     passed = (

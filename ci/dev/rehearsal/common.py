@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +16,7 @@ HERE = ROOT / "ci" / "dev"
 RELEASE = ROOT / "ci" / "release"  # what the release workflow runs, rehearsed here
 TIMINGS: dict[str, float] = {}
 NOTES: list[str] = []
+SCRATCH: list[Path] = []  # environments a step made and the report does not need (gigabytes)
 log = commands.logger("release-rehearsal")
 
 
@@ -27,6 +29,19 @@ def step(name: str):
     finally:
         TIMINGS[name] = round(time.monotonic() - started, 1)
         log(f"--- {name}: {TIMINGS[name]} s")
+
+
+def scratch(path: Path) -> Path:
+    """`path`, to be removed when the rehearsal ends, passed or failed (remove_scratch)."""
+    SCRATCH.append(path)
+    return path
+
+
+def remove_scratch() -> None:
+    """The fresh installs hold torch, cupy and the CUDA libraries (3 GB): later CI sessions need the disk."""
+    for path in SCRATCH:
+        shutil.rmtree(path, ignore_errors=True)
+    SCRATCH.clear()
 
 
 def sh(command, *, capture: bool = False, tee: bool = False, **kwargs) -> subprocess.CompletedProcess:

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from buildsys.release_matrix import PYTHON_TAGS
+from ci.project_paths import link_or_copy
 from ci.release import release_manifest
 
 from . import fidelity
-from .common import LOCKS, ROOT, sh, step
+from .common import LOCKS, ROOT, scratch, sh, step
 from .sources import Sources
 from .wheels import Built
 
@@ -36,11 +36,11 @@ def check(sources: Sources, built: Built, out: Path, work: Path, python: str) ->
     finals = []
     for wheel in [built.libs_wheel, *built.wheels]:
         finals.append(out / wheel.name)
-        shutil.copy2(wheel, finals[-1])
+        link_or_copy(wheel, finals[-1])
     libs_wheel, wheels = finals[0], finals[1:]
     with step("wheel check"):
         # its tools from the hash lock, as cibuildwheel's before-test installs them
-        checker = work / "checker-venv"
+        checker = scratch(work / "checker-venv")
         sh(["uv", "venv", "-q", "--python", python, str(checker)])
         checker_py = str(checker / "bin" / "python")
         sh(

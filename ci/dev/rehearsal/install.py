@@ -14,6 +14,7 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import zipfile
@@ -26,7 +27,7 @@ from ci.release import wheel_files
 from ci.release.release_manifest import normalized, sha256
 
 from . import publishing
-from .common import HERE, LOCKS, NOTES, log, pip_install, python_tag, sh, step
+from .common import HERE, LOCKS, NOTES, log, pip_install, python_tag, scratch, sh, step
 
 DIST = CUDA_RELEASES[0].dist  # the CUDA variant the rehearsal installs
 
@@ -77,7 +78,7 @@ def fresh_install(python: str, index: str, decoy: str, version: str, wheel: Path
     """Ours (the wheel and the library wheel) from the local index only, then the other dependencies
     from the normal index, while a decoy index with a higher-versioned pytinytensor-cu12 is
     configured where pip would see it."""
-    venv = work / "fresh-venv"
+    venv = scratch(work / "fresh-venv")
     sh([python, "-m", "venv", str(venv)])
     py = str(venv / "bin" / "python")
     digest = sha256(wheel)
@@ -188,6 +189,7 @@ def download_sizes(py: str, items: list[dict], dest: Path) -> dict[str, int]:
         download = [py, "-m", "pip", "download", "-q", "--disable-pip-version-check", "--no-deps"]
         sh(download + ["-d", str(folder), f"{name}=={version}"])
         sizes[name] = sum(f.stat().st_size for f in folder.iterdir())
+        shutil.rmtree(folder)  # measured; torch alone is 0.2 GB
     return sizes
 
 
@@ -289,7 +291,7 @@ def run_tests(
 def cpu_install(python: str, index: str, version: str, wheel: Path, source: Path, out: Path, work: Path) -> dict:
     """`pip install pytinytensor` as a CPU user gets it: the pure wheel from the local index only
     (exactly the uploaded file), its dependencies from the normal index; the preflight; the test tools."""
-    venv = work / "cpu-venv"
+    venv = scratch(work / "cpu-venv")
     sh([python, "-m", "venv", str(venv)])
     py = str(venv / "bin" / "python")
     ours = work / "cpu-ours.txt"

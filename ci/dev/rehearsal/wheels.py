@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from buildsys.release_matrix import CUDA_RELEASES, PYTHON_TAGS, PYTHONS
+from ci.project_paths import link_or_copy
 from ci.release.release_manifest import normalized, sha256
 
 from . import fidelity
@@ -184,6 +185,9 @@ def library_wheel(
         staging.mkdir(parents=True)
         build(source, arch, staging)
         staging.rename(cached)  # only a complete build is ever reused
+        for older in cached.parent.iterdir():  # built from other inputs: 0.5 GB each, never reused
+            if older != cached:
+                shutil.rmtree(older, ignore_errors=True)
         reused = False
     else:
         reused = True
@@ -192,7 +196,7 @@ def library_wheel(
     facts["reused_from_cache"] = reused
     dest.mkdir(parents=True, exist_ok=True)
     wheel = dest / facts["wheel"]
-    shutil.copy2(cached / facts["wheel"], wheel)
+    link_or_copy(cached / facts["wheel"], wheel)
     if sha256(wheel) != facts["sha256"]:
         raise RuntimeError(f"{wheel} does not match the sha256 its build recorded")
     return wheel, facts
