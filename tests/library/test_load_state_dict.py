@@ -27,7 +27,7 @@ def _model(seed):
 
 
 def _snapshot(model):
-    return {name: t.numpy().copy() for name, t in model.state_dict().items()}
+    return {name: t.cpu().numpy().copy() for name, t in model.state_dict().items()}
 
 
 def _assert_unchanged(model, before):
@@ -118,6 +118,23 @@ def test_missing_or_unexpected_names_leave_the_module_as_it_was(loader, tmp_path
     with pytest.raises(KeyError, match=r"missing keys \['2\.bias'\]"):
         LOADERS[loader](model, state, tmp_path)
     _assert_unchanged(model, before)
+
+
+def test_a_model_on_another_device_is_left_whole_then_loaded_in_place(device):
+    model = _model(0).to(device)
+    before = _snapshot(model)
+    state = _other_state()
+    state["2.bias"] = np.zeros(4, np.float32)
+    with pytest.raises(tt.ShapeError, match=r"size mismatch for 2\.bias"):
+        model.load_state_dict(state)
+    _assert_unchanged(model, before)
+    assert {t.device for t in model.state_dict().values()} == {tt.device(device)}
+
+    state["2.bias"] = np.zeros(3, np.float32)
+    model.load_state_dict(state)
+    assert {t.device for t in model.state_dict().values()} == {tt.device(device)}
+    for name, array in _snapshot(model).items():
+        np.testing.assert_array_equal(array, state[name].astype(before[name].dtype), err_msg=name)
 
 
 # ---------------------------------------------------------------------------- casts, as PyTorch
