@@ -78,7 +78,10 @@ def test_zero_grad_and_state_dict_roundtrip():
 
 def test_load_state_dict_names_bad_shapes_and_keys():
     lin = nn.Linear(2, 3)
-    with pytest.raises(tt.ShapeError, match=r"weight has shape \(3, 3\).*\(3, 2\)"):
+    with pytest.raises(
+        tt.ShapeError,
+        match=r"size mismatch for weight: copying a param with shape \(3, 3\) from checkpoint, the shape in current model is \(3, 2\)\.",
+    ):
         lin.load_state_dict({"weight": np.zeros((3, 3)), "bias": np.zeros(3)})
     with pytest.raises(KeyError, match="missing keys \\['bias'\\]"):
         lin.load_state_dict({"weight": np.zeros((3, 2))})

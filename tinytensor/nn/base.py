@@ -18,9 +18,20 @@ from ..tensor import Tensor, as_array, clear_grad, grad_array, is_array, wrap
 from . import legacy_state
 
 
-class LoadResult(NamedTuple):
+class _IncompatibleKeys(NamedTuple):
     missing_keys: list
     unexpected_keys: list
+
+
+class LoadResult(_IncompatibleKeys):
+    """What ``load_state_dict(strict=False)`` left out, as PyTorch's ``_IncompatibleKeys``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
 
 
 class Module:
@@ -220,46 +231,67 @@ class Module:
     def state_dict(self) -> OrderedDict[str, Tensor]:
         """Name -> tensor (detached, sharing the parameter's data) for parameters and buffers, in
         PyTorch's order: each module's parameters, then its buffers, then its children's."""
-        state = OrderedDict()
+        return OrderedDict((name, t.detach()) for name, t in self._named_state())
+
+    def _named_state(self) -> Iterator[tuple[str, Tensor]]:
+        """(name, tensor) of each state dict entry, in ``state_dict()`` order."""
         seen = set()  # a parameter shared by two modules is saved once, under its first name
         for mod_name, module in self.named_modules():
             prefix = f"{mod_name}." if mod_name else ""
             for name, p in module._parameters.items():
                 if p is not None and id(p) not in seen:
                     seen.add(id(p))
-                    state[prefix + name] = p.detach()
+                    yield prefix + name, p
             for name, b in module._buffers.items():
                 if b is not None:
-                    state[prefix + name] = b.detach()
-        return state
+                    yield prefix + name, b
 
     def load_state_dict(self, state, strict: bool = True) -> LoadResult:
-        """Copy values into this module's parameters, onto their current device and dtype."""
+        """Copy values into this module's parameters and buffers, onto their current device and dtype.
+
+        All or nothing: every entry is checked (names, shapes, types), converted and moved first, and
+        the module changes only when all succeed. Values are cast to each tensor's dtype as
+        PyTorch's ``copy_`` casts; a cast that would lose values (NaN into an integer) is refused.
+        A shape mismatch raises ``ShapeError`` even with ``strict=False``, as in PyTorch; missing and
+        unexpected names raise ``KeyError`` with ``strict=True``, else are returned, in PyTorch's order.
+        """
         if not isinstance(state, Mapping):
             raise TypeError(
                 f"load_state_dict(): state_dict must be a mapping of names to tensors, got {type(state).__name__}"
             )
-        own = OrderedDict(self.named_parameters())
-        own.update(self.named_buffers())
+        own = OrderedDict(self._named_state())
         missing = [k for k in own if k not in state]
-        unexpected = [k for k in state if k not in own]
+        unexpected = self._unexpected_keys(state, own)
         if strict and (missing or unexpected):
             raise KeyError(f"load_state_dict: missing keys {missing}, unexpected keys {unexpected}")
-        for name, target in own.items():
-            if name not in state:
-                continue
-            value = state[name]
-            source = _state_value(name, value)
-            if tuple(source.shape) != target.shape:
-                raise ShapeError(
-                    f"load_state_dict: {name} has shape {tuple(source.shape)} in the state dict, "
-                    f"{target.shape} in the module"
-                )
-            host = np.array(backend_of(source).to_numpy(source))  # our own copy
-            host = dtypes.checked_cast(host, _numpy_dtype(target._data), NUMPY, f"load_state_dict(): {name!r}")
-            placed = transfer(host, device_of(target._data))
-            target._data = placed
+        sources = {name: _state_value(name, state[name]) for name in own if name in state}
+        mismatched = [
+            f"size mismatch for {name}: copying a param with shape {tuple(source.shape)} from checkpoint, "
+            f"the shape in current model is {own[name].shape}."
+            for name, source in sources.items()
+            if tuple(source.shape) != own[name].shape
+        ]
+        if mismatched:
+            raise ShapeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t" + "\n\t".join(mismatched))
+        placed = {name: _placed(name, source, own[name]._data) for name, source in sources.items()}
+        for name, data in placed.items():  # nothing below can fail: the module changes all at once
+            own[name]._data = data
         return LoadResult(missing, unexpected)
+
+    def _unexpected_keys(self, state: Mapping, own: Mapping) -> list:
+        """The names in ``state`` that match no entry here, in PyTorch's order: grouped by the module
+        that reports them (the deepest one the name's leading parts reach), modules in traversal order."""
+        order = {id(module): i for i, module in enumerate(self.modules())}
+
+        def reporter(key) -> int:
+            module, rest = self, key if isinstance(key, str) else ""
+            head, dot, tail = rest.partition(".")
+            while dot and isinstance(module._modules.get(head), Module):
+                module, rest = module._modules[head], tail
+                head, dot, tail = rest.partition(".")
+            return order[id(module)]
+
+        return sorted((k for k in state if k not in own), key=reporter)
 
     def save(self, path) -> None:
         """Write ``state_dict()`` to ``path`` as a ``.tt`` file, atomically (``tt.save``)."""
@@ -326,6 +358,14 @@ def _state_value(name: str, value):
     if value is None or isinstance(value, (str, bytes, dict)):
         raise TypeError(f"load_state_dict(): {name!r} must be a tensor or an array, got {type(value).__name__}")
     return as_array(value, None, f"load_state_dict(): {name!r}")
+
+
+def _placed(name: str, source, target):
+    """``source`` as a new array of ``target``'s dtype on ``target``'s device, never sharing memory
+    with ``source`` (changing the state dict afterwards leaves the module alone)."""
+    host = np.array(backend_of(source).to_numpy(source))
+    host = dtypes.checked_cast(host, _numpy_dtype(target), NUMPY, f"load_state_dict(): {name!r}")
+    return transfer(host, device_of(target))
 
 
 def _numpy_dtype(data):
