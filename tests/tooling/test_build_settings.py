@@ -98,7 +98,7 @@ def test_a_toolkit_variable_without_nvcc_is_named_never_passed_over(name, tmp_pa
     (tmp_path / "include").mkdir()  # a folder, but no bin/nvcc: the default search must stop here
     with pytest.raises(settings.SettingError) as raised:
         toolkit.search_places({name: str(tmp_path)})
-    assert raised.value.cause == f"${name}={tmp_path} holds no bin/nvcc: {tmp_path}/bin/nvcc does not exist"
+    assert raised.value.cause == f"${name}={tmp_path} holds no bin/nvcc: nvcc not found at {tmp_path}/bin/nvcc"
     assert raised.value.fix == f"set {name} to the folder of a CUDA toolkit (the one holding bin/nvcc), or unset it"
     (tmp_path / "bin" / "nvcc").mkdir(parents=True)  # a folder named nvcc is no compiler either
     with pytest.raises(settings.SettingError, match="holds no bin/nvcc"):
@@ -205,7 +205,7 @@ def test_cuda_home_without_nvcc_stops_the_extension_build(key, tmp_path):
     one warning carrying the message (and records it), pytinytensor-cu12 fails with it."""
     home = tmp_path / "cuda"
     (home / "include").mkdir(parents=True)
-    message = f"$CUDA_HOME={home} holds no bin/nvcc: {home}/bin/nvcc does not exist"
+    message = f"$CUDA_HOME={home} holds no bin/nvcc: nvcc not found at {home}/bin/nvcc"
     args = ["-q", "build_ext", "--build-lib", str(tmp_path / "lib"), "--build-temp", str(tmp_path / "temp")]
     done = _setup(args, tmp_path, TINYTENSOR_CUDA_VARIANT=key, CUDA_HOME=str(home))
     if key:
