@@ -16,12 +16,16 @@ sys.path.insert(0, str(HERE))
 from buildsys import release_matrix  # noqa: E402
 from buildsys.build_ext import CpuOnlyBuildPy, CudaBuildExt  # noqa: E402
 from buildsys.sdist import ReproducibleSdist  # noqa: E402
-from buildsys.variant import VariantError, from_env  # noqa: E402
+from buildsys.settings import SettingError, check  # noqa: E402
+from buildsys.variant import from_env  # noqa: E402
 
+# A build variable set to a value it does not accept stops every variant here, before anything is
+# built; CUDA_HOME and the compilers are checked by the extension's build (buildsys/settings.py).
 try:
     VARIANT = from_env()
-except VariantError as exc:
-    raise SystemExit(f"pytinytensor: ERROR: {exc}") from None
+    check()
+except SettingError as exc:
+    raise SystemExit(f"pytinytensor: ERROR: {exc.cause}\npytinytensor: fix: {exc.fix}") from None
 
 VERSION = {}
 exec((HERE / "tinytensor" / "_version.py").read_text(), VERSION)

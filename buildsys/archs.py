@@ -3,11 +3,11 @@
 Format: "70;75;80;86;89;90+PTX" -> SASS for each listed arch, plus PTX for those marked +PTX
 (newer GPUs JIT-compile the PTX). The defaults cover CUDA's common data-centre and consumer
 GPUs: Volta, Turing, Ampere, Ada, Hopper (and Blackwell for CUDA 13, which drops Volta).
+The variable is read by buildsys/settings.py, with this module's parse.
 """
 
 from __future__ import annotations
 
-import os
 import re
 
 DEFAULTS = {
@@ -22,28 +22,31 @@ class ArchError(ValueError):
 
 
 def parse(spec: str) -> tuple[list[int], list[int]]:
-    """(SASS archs, PTX archs) from a spec such as "80;90+PTX"."""
+    """(SASS archs, PTX archs) from a spec such as "80;90+PTX"; ValueError saying what is wrong."""
     sass, ptx = [], []
     for entry in filter(None, (e.strip() for e in re.split(r"[;, ]", spec))):
         match = _ENTRY.match(entry)
         if not match:
-            raise ArchError(f"bad architecture {entry!r} in TINYTENSOR_CUDA_ARCHS={spec!r}: use e.g. '80' or '90+PTX'")
+            raise ValueError(f"{entry!r} is not one")
         arch = int(match.group(1))
         sass.append(arch)
         if match.group(2):
             ptx.append(arch)
     if not sass:
-        raise ArchError(f"TINYTENSOR_CUDA_ARCHS={spec!r} names no architecture")
+        raise ValueError("it names none")
     return sorted(set(sass)), sorted(set(ptx))
 
 
-def select(cuda_major: int, supported: list[int], env=None) -> tuple[list[int], list[int]]:
-    """The archs to build, checked against what this nvcc supports (``nvcc --list-gpu-code``)."""
-    env = os.environ if env is None else env
-    spec = env.get("TINYTENSOR_CUDA_ARCHS") or DEFAULTS.get(cuda_major)
-    if spec is None:
-        raise ArchError(f"no default architectures for CUDA {cuda_major}: set TINYTENSOR_CUDA_ARCHS")
-    sass, ptx = parse(spec)
+def select(
+    cuda_major: int, supported: list[int], asked: tuple[list[int], list[int]] | None
+) -> tuple[list[int], list[int]]:
+    """The archs to build: those ``asked`` (settings.cuda_archs()), else the major's default,
+    checked against what this nvcc supports (``nvcc --list-gpu-code``)."""
+    if asked is None:
+        if cuda_major not in DEFAULTS:
+            raise ArchError(f"no default architectures for CUDA {cuda_major}: set TINYTENSOR_CUDA_ARCHS")
+        asked = parse(DEFAULTS[cuda_major])
+    sass, ptx = asked
     unknown = [a for a in sass if supported and a not in supported]
     if unknown:
         raise ArchError(

@@ -16,7 +16,7 @@ from pathlib import Path
 from setuptools.command.build_ext import build_ext
 from setuptools.command.build_py import build_py
 
-from . import archs, cuda_libs, extension, toolkit, variant
+from . import archs, cuda_libs, extension, settings, toolkit, variant
 
 PREFIX = "pytinytensor"
 ROOT = Path(__file__).resolve().parent.parent  # setup.py's folder: the extension's paths are relative to it
@@ -83,7 +83,7 @@ class CudaBuildExt(build_ext):
             return SKIPPED
         try:
             kit = toolkit.discover(chosen.cuda_major)
-            sass, ptx = archs.select(kit.major, toolkit.nvcc_supported_archs(kit.nvcc))
+            sass, ptx = archs.select(kit.major, toolkit.nvcc_supported_archs(kit.nvcc), settings.cuda_archs())
             output = Path(self.get_ext_fullpath(ext.name))
             _say(
                 f"building {ext.name} with nvcc {kit.release} ({kit.nvcc}) for sm_{', sm_'.join(map(str, sass))}"
@@ -93,7 +93,8 @@ class CudaBuildExt(build_ext):
             includes = [ROOT / d for d in ext.include_dirs]
             report = extension.build(kit, sass, ptx, sources, includes, Path(self.build_temp), output, chosen.dist_name)
         except Exception as exc:  # any failure: the forgiving build must still install, CPU-only
-            # Expected failures (ToolkitError, ArchError, BuildError, ...) carry a fix; others show a traceback.
+            # Expected failures (ToolkitError, SettingError, ArchError, BuildError, ...) carry a fix; others
+            # show a traceback.
             expected = hasattr(exc, "fix")
             cause = getattr(exc, "cause", str(exc)) if expected else f"unexpected {type(exc).__name__}: {exc}"
             fix = exc.fix if expected else "see the traceback above"

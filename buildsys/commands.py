@@ -12,33 +12,18 @@ import os
 import signal
 import subprocess
 
-TIMEOUT_VAR = "TINYTENSOR_BUILD_TIMEOUT"
-DEFAULT_TIMEOUT = 600
+from . import settings
+
+TIMEOUT_VAR = settings.BUILD_TIMEOUT
 
 
 class CommandTimeout(OSError):
     """A command that ran past the limit (an OSError, like a command that cannot start)."""
 
 
-class TimeLimitError(ValueError):
-    fix = f"set {TIMEOUT_VAR} to a number of seconds, or unset it"
-
-
-def time_limit(env=None) -> float:
-    env = os.environ if env is None else env
-    value = env.get(TIMEOUT_VAR, "").strip()
-    try:
-        limit = float(value) if value else DEFAULT_TIMEOUT
-    except ValueError:
-        raise TimeLimitError(f"{TIMEOUT_VAR}={value!r} is not a number of seconds") from None
-    if limit <= 0:
-        raise TimeLimitError(f"{TIMEOUT_VAR}={value!r} is not a positive number of seconds")
-    return limit
-
-
 def run(command: list, env=None) -> subprocess.CompletedProcess:
     """Run ``command`` capturing its output; raises OSError if it cannot start, CommandTimeout if it hangs."""
-    limit = time_limit(env)
+    limit = settings.build_timeout(env)
     # Its own process group, so that a timeout (or Ctrl-C) also stops what it started (cicc, ptxas, gcc).
     proc = subprocess.Popen(
         [str(c) for c in command],

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import commands
+from . import commands, settings
 from .archs import gencode_flags
 from .toolkit import Toolkit
 
@@ -76,18 +76,12 @@ def _run(step: str, command: list[str], env=None) -> str:
 
 def _cxx(env) -> tuple[list[str], str]:
     """The C++ compiler for the binding (and the link), and how to describe it."""
-    if env.get("TINYTENSOR_LINKER", "") == "zig":
-        target = env.get("TINYTENSOR_ZIG_TARGET", f"{os.uname().machine}-linux-gnu.2.28")
-        zig = shlex.split(env.get("TINYTENSOR_ZIG", "zig"))
+    if settings.linker(env) == "zig":
+        target, zig = settings.zig_target(env), settings.zig(env)
         if not shutil.which(zig[0]):
             raise CompileError("finding zig", zig, "TINYTENSOR_LINKER=zig but zig is not found: set TINYTENSOR_ZIG")
         return zig + ["c++", "-target", target], f"zig c++ -target {target}"
-    if env.get("TINYTENSOR_LINKER", "") not in ("", "cxx"):
-        raise CompileError(
-            "choosing the linker", [], f"TINYTENSOR_LINKER={env['TINYTENSOR_LINKER']!r}: use 'zig' or leave unset"
-        )
-    cxx = env.get("CXX") or sysconfig.get_config_var("CXX") or "c++"
-    command = shlex.split(cxx)
+    command = settings.cxx(env) or shlex.split(sysconfig.get_config_var("CXX") or "c++")
     return command, command[0]
 
 
@@ -184,7 +178,8 @@ def build(
     env = dict(os.environ if env is None else env)
     started = time.monotonic()
     cxx, cxx_name = _cxx(env)
-    host_cxx = env.get("CUDAHOSTCXX", "gcc")  # nvcc's host compiler for the .cu file (gcc: nvcc's default)
+    chosen_host = settings.host_cxx(env)
+    host_cxx = chosen_host or "gcc"  # nvcc's host compiler for the .cu file (gcc: nvcc's default)
     _check_compilers(env, cxx, host_cxx)
     # Export only the module's init function; everything else stays inside the extension. Writing
     # this first names an unwritable build folder as such, not through a compiler's failure.
@@ -199,10 +194,8 @@ def build(
         ) from None
     output.parent.mkdir(parents=True, exist_ok=True)
     # --threads: compile the architectures in parallel (TINYTENSOR_NVCC_THREADS, 0 = one per core)
-    threads = ["--threads", env.get("TINYTENSOR_NVCC_THREADS", "0")]
-    nvcc_flags = (
-        NVCC_FLAGS + threads + gencode_flags(sass, ptx) + (["-ccbin", host_cxx] if "CUDAHOSTCXX" in env else [])
-    )
+    threads = ["--threads", str(settings.nvcc_threads(env))]
+    nvcc_flags = NVCC_FLAGS + threads + gencode_flags(sass, ptx) + (["-ccbin", host_cxx] if chosen_host else [])
     host_version = host_compiler_version(host_cxx)
     write_build_info(
         temp / "tt_build_info.h", toolkit, sass, ptx, nvcc_flags, host_cxx, host_version, cxx_name, variant
@@ -245,7 +238,7 @@ def build(
     for d in toolkit.lib_dirs():
         if not zig:  # zig's lld resolves the libraries' own dependencies without it (and rejects it)
             link.append(f"-Wl,-rpath-link,{d}")
-        if env.get("TINYTENSOR_RPATH", "1") != "0":
+        if settings.rpath(env):
             link.append(f"-Wl,-rpath,{d}")
     link += ["-lpthread", "-ldl"]
     _run("linking", link, env)

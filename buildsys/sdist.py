@@ -10,19 +10,21 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
 import subprocess
 import tarfile
 from pathlib import Path
 
 from setuptools.command.sdist import sdist
 
+from . import settings
+
 FALLBACK_EPOCH = 315532800  # 1980-01-01, the zip epoch
 
 
 def source_epoch(root: Path) -> int:
-    if os.environ.get("SOURCE_DATE_EPOCH"):
-        return int(os.environ["SOURCE_DATE_EPOCH"])
+    epoch = settings.source_date_epoch()
+    if epoch is not None:
+        return epoch
     try:
         out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True, text=True)
         if out.returncode == 0 and out.stdout.strip():

@@ -9,8 +9,9 @@ list of environment-variable names, absolute paths, and the word "pip"):
 nvidia/cublas, nvidia/cuda_nvcc, and CUDA 13's nvidia/cu13). Each component is taken from the first
 place that has it *in the required CUDA major*; a component of another major is refused and the
 refusal is reported, never silently used (a cu12 build refuses a CUDA 13 nvcc, for example).
-A variable of the search that names a folder that does not exist (a mistyped CUDA_HOME) is an
-error naming it, never a reason to go on to the next place.
+A variable of the search that names a folder that does not exist (a mistyped CUDA_HOME), or a
+CUDA_HOME or CUDA_PATH without bin/nvcc, is an error naming it (buildsys/settings.py), never a
+reason to go on to the next place.
 """
 
 from __future__ import annotations
@@ -21,9 +22,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import commands
+from . import commands, settings
 
-DEFAULT_SEARCH = "CUDA_HOME,CUDA_PATH,/usr/local/cuda,CONDA_PREFIX,pip"
 _TARGET = "targets/x86_64-linux" if os.uname().machine == "x86_64" else "targets/sbsa-linux"
 
 
@@ -83,11 +83,8 @@ def _pip_places() -> list[Place]:
 
 def search_places(env=None) -> tuple[list[Place], list[str]]:
     """The places to look, in order, and notes on entries that named nothing (for the error)."""
-    env = os.environ if env is None else env
     places, notes = [], []
-    for entry in (e.strip() for e in env.get("TINYTENSOR_CUDA_SEARCH", DEFAULT_SEARCH).split(",")):
-        if not entry:
-            continue
+    for entry in settings.cuda_search(env):
         if entry == "pip":
             found = _pip_places()
             places += found
@@ -99,14 +96,9 @@ def search_places(env=None) -> tuple[list[Place], list[str]]:
             else:
                 notes.append(f"{entry} (does not exist)")
         else:
-            value = env.get(entry)
-            if value and not Path(value).is_dir():
-                raise ToolkitError(
-                    f"${entry}={value} does not exist",
-                    f"set {entry} to the folder of a CUDA toolkit (the one holding bin/nvcc), or unset it",
-                )
-            if value:
-                places.append(_root_place(f"${entry}={value}", Path(value)))
+            folder = settings.search_place(env, entry)
+            if folder:
+                places.append(_root_place(f"${entry}={folder}", folder))
             else:
                 notes.append(f"${entry} (unset)")
     return places, notes

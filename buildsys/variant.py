@@ -20,11 +20,10 @@ variant with no variable set; asking such an sdist for another variant is an err
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cuda_libs
+from . import cuda_libs, settings
 from .release_matrix import BASE_NAME
 
 VARIANTS = {"": None, "cu12": 12, "cu13": 13}
@@ -34,8 +33,8 @@ NUMPY = "numpy>=2.0"
 RECORD = Path(__file__).with_name("recorded_variant.json")  # only inside a -cuNN sdist
 
 
-class VariantError(ValueError):
-    pass
+class VariantError(settings.SettingError):
+    """A variant this source cannot build."""
 
 
 @dataclass(frozen=True)
@@ -91,30 +90,25 @@ def recorded_key(record: Path = RECORD) -> str | None:
 
 
 def from_env(env=None, record: Path = RECORD) -> Variant:
-    env = os.environ if env is None else env
-    key = env.get("TINYTENSOR_CUDA_VARIANT", "").strip()
+    asked = settings.value(env, "TINYTENSOR_CUDA_VARIANT") or ""
     made_for = recorded_key(record)
-    if made_for is not None and key not in ("", made_for):
+    if made_for is not None and asked not in ("", made_for):
         raise VariantError(
             f"this is the {BASE_NAME}-{made_for} sdist, which builds only {BASE_NAME}-{made_for}; "
-            f"TINYTENSOR_CUDA_VARIANT={key!r} asks for another distribution: build that from the "
-            f"{BASE_NAME} sdist or a source checkout"
+            f"TINYTENSOR_CUDA_VARIANT={asked!r} asks for another distribution",
+            f"unset TINYTENSOR_CUDA_VARIANT, or build {BASE_NAME}-{asked} from the {BASE_NAME} sdist or a source checkout",
         )
-    key = made_for or key
-    if key not in VARIANTS:
-        raise VariantError(
-            f"TINYTENSOR_CUDA_VARIANT={key!r} is not one of {sorted(k for k in VARIANTS if k)} (or empty for {BASE_NAME})"
-        )
-    default_mode = "1" if key else "auto"
-    mode = env.get("TINYTENSOR_BUILD_EXTENSION", default_mode).strip() or default_mode
-    if mode not in MODES:
-        raise VariantError(f"TINYTENSOR_BUILD_EXTENSION={mode!r} is not one of {MODES}")
-    libs = env.get("TINYTENSOR_CUDA_LIBS", "").strip() or "toolkit"
-    if libs not in LIBS_MODES:
-        raise VariantError(f"TINYTENSOR_CUDA_LIBS={libs!r} is not one of {LIBS_MODES}")
+    if made_for:
+        key = made_for
+    else:  # empty: the plain pytinytensor
+        key = settings.choice(env, "TINYTENSOR_CUDA_VARIANT", tuple(k for k in VARIANTS if k), "", BASE_NAME)
+    mode = settings.choice(env, "TINYTENSOR_BUILD_EXTENSION", MODES, "1" if key else "auto")
+    libs = settings.choice(env, "TINYTENSOR_CUDA_LIBS", LIBS_MODES, "toolkit")
     if libs == "dist":
         try:
             cuda_libs.for_major(VARIANTS[key])
         except ValueError as exc:
-            raise VariantError(f"TINYTENSOR_CUDA_LIBS=dist: {exc}") from None
+            raise VariantError(
+                f"TINYTENSOR_CUDA_LIBS=dist: {exc}", "unset TINYTENSOR_CUDA_LIBS, or choose one of those variants"
+            ) from None
     return Variant(key, VARIANTS[key], mode, libs)

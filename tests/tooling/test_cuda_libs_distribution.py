@@ -13,6 +13,7 @@ from checkout import ROOT, from_checkout
 
 cuda_libs = from_checkout("buildsys.cuda_libs")
 variant = from_checkout("buildsys.variant")
+settings = from_checkout("buildsys.settings")
 
 LIBS = cuda_libs.LIBS[12]
 
@@ -67,5 +68,5 @@ def test_a_release_build_depends_on_the_exact_library_distribution():
     ],
 )
 def test_a_library_distribution_that_does_not_exist_is_refused(env, message):
-    with pytest.raises(variant.VariantError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(settings.SettingError, match=message.replace("(", r"\(").replace(")", r"\)")):
         variant.from_env(env, record=Path("/none"))
