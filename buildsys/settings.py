@@ -122,7 +122,9 @@ def directory(env: Env | None, name: str, holding: str | None = None) -> Path | 
     if not folder.is_dir():
         raise SettingError(f"${name}={text} does not exist", fix)
     if holding and not (folder / holding).is_file():
-        raise SettingError(f"${name}={text} holds no {holding}: {Path(holding).name} not found at {folder / holding}", fix)
+        raise SettingError(
+            f"${name}={text} holds no {holding}: {Path(holding).name} not found at {folder / holding}", fix
+        )
     return folder
 
 
