@@ -226,9 +226,11 @@ def render(facts: dict) -> str:
 
     driver = facts["driver"]
     if driver.get("cuda_version"):
-        verdict = "ok" if driver.get("ok") else "TOO OLD"
-        need = f"; this install needs CUDA {driver['needs_cuda']} (driver >= {driver['minimum_driver']}): {verdict}"
-        add(f"NVIDIA driver: supports CUDA {driver['cuda_version']}" + (need if driver.get("needs_cuda") else ""))
+        need = ""
+        if driver.get("needs_cuda"):  # nothing installed says which CUDA it needs without CuPy or the extension
+            verdict = "ok" if driver.get("ok") else "TOO OLD"
+            need = f"; this install needs CUDA {driver['needs_cuda']} (driver >= {driver['minimum_driver']}): {verdict}"
+        add(f"NVIDIA driver: supports CUDA {driver['cuda_version']}{need}")
         add(f"  library: {driver['library']}")
     else:
         need = f" (this install needs a driver >= {driver['minimum_driver']})" if driver.get("minimum_driver") else ""
