@@ -65,10 +65,11 @@ def _extension_section(status) -> dict:
 
 
 def _cupy_section(status) -> dict:
-    if status.cupy_version is None:
-        return {"installed": False, "why_not": status.cupy_error}
+    if status.cupy_version is None:  # "installed": a package named cupy is there, but it does not work
+        return {"installed": status.cupy_installed, "works": False, "why_not": status.cupy_error}
     section = {
         "installed": True,
+        "works": True,
         "version": status.cupy_version,
         "cuda_runtime": version_text(status.cupy_cuda_version),
     }
@@ -218,9 +219,11 @@ def render(facts: dict) -> str:
 
     cupy = facts["cupy"]
     add("")
-    if cupy["installed"]:
+    if cupy.get("version"):
         nvrtc = cupy.get("nvrtc") or f"NOT LOADABLE ({cupy.get('nvrtc_error')})"
         add(f"CuPy {cupy['version']} (CUDA runtime {cupy['cuda_runtime']}), NVRTC {nvrtc}")
+    elif cupy["installed"]:
+        add(f"CuPy: DOES NOT WORK ({cupy['why_not']})")
     else:
         add(f"CuPy: not installed ({cupy['why_not']})")
 
