@@ -56,11 +56,11 @@ def _extension_section(status) -> dict:
         return section
     section["loaded"] = True
     section["build_info"] = status.extension_build_info
-    section["runtime_version"] = extension.ops.runtime_version()
+    section["runtime_version"] = status.extension_runtime_version
     try:
         section["cublas_loaded_version"] = extension.ops.cublas_version()
-    except RuntimeError as exc:
-        section["cublas_loaded_version"] = f"unknown ({exc})"
+    except Exception as exc:  # noqa: BLE001 - shown, not needed: the report must not fail on it
+        section["cublas_loaded_version"] = f"unknown ({type(exc).__name__}: {exc})"
     return section
 
 
@@ -151,9 +151,10 @@ def collect() -> dict:
     status = cuda_status()
     extension = _extension_section(status)
     config = extension["build_config"]
+    unrecorded = "damaged build record" if install.build_config_damage() else "source tree"
     return {
         "package": {
-            "distribution": config.get("distribution", "pytinytensor (source tree)"),
+            "distribution": config.get("distribution") or f"pytinytensor ({unrecorded})",
             "version": __version__,
             "python": sys.version.split()[0],
             "platform": platform.platform(),

@@ -78,6 +78,7 @@ class CudaStatus:
     extension_loaded: bool = False
     extension_cuda_version: int | None = None
     extension_build_info: dict = field(default_factory=dict)
+    extension_runtime_version: int | None = None  # of the libcudart the extension loaded
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -253,9 +254,23 @@ def _extension(status: CudaStatus) -> None:
         )
         return
     info = dict(extension.ops.build_info())
+    try:
+        runtime = int(extension.ops.runtime_version())
+    except Exception as exc:  # noqa: BLE001 - RuntimeError naming the CUDA error: its libcudart is broken
+        status.problems.append(
+            Problem(
+                f"the CUDA extension's runtime does not answer (cudaRuntimeGetVersion: {_error(exc)}), "
+                "so the extension is not used",
+                "python -m tinytensor lists the libcudart this process loaded: reinstall the package it comes "
+                "from (pytinytensor-cu12-libs, or the CUDA toolkit the extension was built with)",
+                False,
+            )
+        )
+        return
     status.extension_cuda_version = int(info["cuda_runtime_version"])
+    status.extension_runtime_version = runtime
     status.extension_build_info = info
-    status.extension_loaded = True  # last: an extension whose build_info fails is not used
+    status.extension_loaded = True  # last: an extension whose build_info or runtime fails is not used
 
 
 def _driver_new_enough(status: CudaStatus) -> None:
