@@ -194,30 +194,3 @@ def test_the_release_install_loads_when_nothing_is_broken(nvrtc_libraries, tmp_p
     assert report["extension"]["why_not"] == (
         "the build recorded it as built, but the tinytensor.cuda_ops file is missing from the install"
     )
-
-
-# A stand-in for a built extension whose CUDA runtime is broken: it imports and says how it was
-# built, but cudaRuntimeGetVersion fails, as the compiled binding reports a CUDA error.
-_BROKEN_RUNTIME_EXTENSION = """\
-def build_info():
-    return {
-        "cuda_version": "12.4", "cuda_runtime_version": 12040, "cublas_version": 120402,
-        "sass_archs": "80;90", "ptx_archs": "90", "nvcc": "nvcc 12.4", "host_compiler": "gcc 12",
-        "binding_compiler": "g++ 12", "nvcc_flags": "-O3",
-    }
-
-
-def runtime_version():
-    raise RuntimeError("CUDA: cudaRuntimeGetVersion failed: cudaErrorInsufficientDriver")
-
-
-def cublas_version():
-    raise RuntimeError("CUDA: cublasGetProperty failed: CUBLAS_STATUS_NOT_INITIALIZED")
-"""
-
-
-def test_an_extension_whose_runtime_does_not_answer(tmp_path):
-    site = _install(tmp_path / "site", {"distribution": _DIST, "extension": "built"})
-    (site / "tinytensor" / "cuda_ops.py").write_text(_BROKEN_RUNTIME_EXTENSION)
-    problem = _check(site, tmp_path, "cudaRuntimeGetVersion", "RuntimeError: CUDA: cudaRuntimeGetVersion failed")
-    assert "libcudart" in problem["fix"]
