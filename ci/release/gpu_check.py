@@ -319,7 +319,7 @@ def render_report(s: dict, check: Check) -> str:
         lines.append(
             f"- {package['distribution']} {package['version']} on Python {package['python']} ({package['platform']})"
         )
-    if cupy.get("installed"):
+    if cupy.get("version"):  # installed and working
         lines.append(
             f"- CuPy {cupy.get('version')} (CUDA runtime {cupy.get('cuda_runtime')}), NVRTC {cupy.get('nvrtc')}"
         )

@@ -31,7 +31,8 @@ def _install(tmp_path: Path, module: str, version: str, libraries: list[dict], n
     """The library distribution as it installs: a folder of data (no Python), importable from tmp_path."""
     package = tmp_path / module
     (package / "lib").mkdir(parents=True)
-    manifest = {"distribution": LIBS.name, "version": version, "libraries": libraries, "cublas_archs": {}}
+    manifest = {"distribution": LIBS.name, "version": version, "libraries": libraries}
+    manifest["cublas_archs"] = {"sass": [], "ptx": []}
     if nvrtc:
         manifest["nvrtc"] = nvrtc
     (package / "manifest.json").write_text(json.dumps(manifest))
@@ -66,7 +67,11 @@ def test_a_manifest_that_does_not_read_is_named(tmp_path, monkeypatch):
 
 
 def test_a_library_that_does_not_load_is_named(tmp_path, monkeypatch):
-    entry = {"file": "libcublas-tinytensor.so.12", "soname": "libcublas-tinytensor.so.12"}
+    entry = {
+        "file": "libcublas-tinytensor.so.12",
+        "soname": "libcublas-tinytensor.so.12",
+        "source": "nvidia-cublas-cu12==12.9.3.13",
+    }
     _install(tmp_path, "tt_libs_broken", LIBS.version, [entry])
     (tmp_path / "tt_libs_broken" / "lib" / entry["file"]).write_bytes(b"not an ELF file")
     monkeypatch.syspath_prepend(str(tmp_path))

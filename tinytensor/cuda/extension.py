@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .install import build_config
+from . import install
 
 # To compare against the CuPy-only path (benchmarks) or rule the extension out.
 DISABLED = os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1"
@@ -41,21 +41,26 @@ def _package_file(package: str, relative: str) -> Path | None:
     return None
 
 
-def _load_nvrtc(nvrtc: dict) -> str | None:
-    """Load NVRTC by path from its distribution and check its CUDA minor; None, or why not."""
+def _load_nvrtc(nvrtc: dict) -> tuple[str, str] | None:
+    """Load NVRTC by path from its distribution and check its CUDA minor; None, or (why not, fix)."""
     requirement = nvrtc["requirement"]  # nvidia-cuda-nvrtc-cu12==12.9.*
     path = _package_file(nvrtc["package"], nvrtc["file"])
     if path is None:
-        return f"{requirement} (NVRTC, which cuBLAS loads) is not installed"
+        return f"{requirement} (NVRTC, which cuBLAS loads) is not installed", f'pip install "{requirement}"'
+    reinstall = f'pip install --force-reinstall "{requirement}"'  # a plain install keeps a broken one
     try:
         lib = ctypes.CDLL(str(path), mode=os.RTLD_LOCAL)
     except OSError as exc:
-        return f"{path} ({requirement}) does not load: {exc}"
+        return f"{path} ({requirement}) does not load: {exc}", reinstall
+    try:
+        nvrtc_version = lib.nvrtcVersion
+    except AttributeError as exc:  # a damaged or foreign file under NVRTC's name
+        return f"{path} ({requirement}) is not NVRTC: it has no nvrtcVersion ({exc})", reinstall
     major, minor = ctypes.c_int(), ctypes.c_int()
-    lib.nvrtcVersion(ctypes.byref(major), ctypes.byref(minor))
+    nvrtc_version(ctypes.byref(major), ctypes.byref(minor))
     wanted = requirement.split("==")[-1].removesuffix(".*")
     if f"{major.value}.{minor.value}" != wanted:
-        return f"{requirement} is required, but NVRTC {major.value}.{minor.value} is installed ({path})"
+        return f"{requirement} is required, but NVRTC {major.value}.{minor.value} is installed ({path})", reinstall
     _LOADED.append(lib)
     return None
 
@@ -84,16 +89,20 @@ def _load_cuda_libs(config: dict) -> tuple[dict | None, str | None, str | None]:
     try:
         manifest = json.loads(manifest_file.read_text())
         have = manifest["version"]
+        # what is read of it, here and in the preflight: a manifest without it is damaged
+        [(entry["file"], entry["source"]) for entry in manifest["libraries"]]
+        list(manifest["cublas_archs"]["sass"]), list(manifest["cublas_archs"]["ptx"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        return None, f"{need} is installed, but its {manifest_file} does not read: {exc}", fix
+        why = f"{need} is installed, but its {manifest_file} does not read ({type(exc).__name__}: {exc})"
+        return None, why, f'pip install --force-reinstall "{need}"'  # a plain install keeps it
     if have != wanted["version"]:
         why = f"{config['distribution']} was built for {need}, but {wanted['distribution']} {have} is installed"
         return None, why, fix
     if not _LOADED:
         nvrtc = manifest.get("nvrtc")
-        error = _load_nvrtc(nvrtc) if nvrtc else None
-        if error:
-            return None, error, f'pip install "{nvrtc["requirement"]}"'
+        failure = _load_nvrtc(nvrtc) if nvrtc else None
+        if failure:
+            return None, *failure
         for entry in manifest["libraries"]:
             path = manifest_file.parent / "lib" / entry["file"]
             try:
@@ -104,13 +113,25 @@ def _load_cuda_libs(config: dict) -> tuple[dict | None, str | None, str | None]:
     return manifest, None, None
 
 
-CUDA_LIBS, CUDA_LIBS_ERROR, CUDA_LIBS_FIX = _load_cuda_libs(build_config())
+def _load_installed_cuda_libs() -> tuple[dict | None, str | None, str | None]:
+    """``_load_cuda_libs`` for this install; never raises, since it runs while tinytensor imports:
+    whatever a damaged library distribution raises becomes why not, with its fix."""
+    config = install.build_config()
+    try:
+        return _load_cuda_libs(config)
+    except Exception as exc:  # noqa: BLE001 - e.g. a manifest.json without the entries it must have
+        need = f"{config['cuda_libs']['distribution']}=={config['cuda_libs']['version']}"
+        why = f"{need} is installed, but is damaged ({type(exc).__name__}: {exc})"
+        return None, why, f'pip install --force-reinstall "{need}"'
+
+
+CUDA_LIBS, CUDA_LIBS_ERROR, CUDA_LIBS_FIX = _load_installed_cuda_libs()
 
 
 def _import_extension():
     """(module, None), or (None, why not): absent is not an error, a broken one is never hidden."""
-    if DISABLED or CUDA_LIBS_ERROR:
-        return None, None
+    if DISABLED or CUDA_LIBS_ERROR or install.build_config_damage():
+        return None, None  # a damaged record cannot say which CUDA libraries it needs
     name = "tinytensor.cuda_ops"  # built by setup.py beside the package's modules
     try:
         cuda_ops = importlib.import_module(name)
@@ -129,9 +150,12 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def unavailable_reason() -> str:
-    config = build_config()
+    config = install.build_config()
     if DISABLED:
         return "disabled by TINYTENSOR_DISABLE_CUDA_EXTENSION=1"
+    damage = install.build_config_damage()
+    if damage:
+        return damage[0]
     if CUDA_LIBS_ERROR:
         return CUDA_LIBS_ERROR
     if IMPORT_ERROR:
@@ -144,9 +168,12 @@ def unavailable_reason() -> str:
 
 
 def unavailable_fix() -> str:
-    config = build_config()
+    config = install.build_config()
     if DISABLED:
         return "unset TINYTENSOR_DISABLE_CUDA_EXTENSION"
+    damage = install.build_config_damage()
+    if damage:
+        return damage[1]
     if CUDA_LIBS_ERROR:
         return CUDA_LIBS_FIX or "reinstall the package"
     if IMPORT_ERROR:

@@ -18,13 +18,61 @@ _HERE = Path(__file__).resolve().parents[2]  # the folder this tinytensor was im
 _DIST_INFO = re.compile(r"^(pytinytensor(?:[-_]cu\d+)?)-([^-]+)\.dist-info$")
 
 
-def build_config() -> dict:
-    """What setup.py recorded about this install (distribution, variant, why the extension was skipped)."""
+RECORD = "_build_config.json"
+
+# What tinytensor reads of the record, with its type: one of another shape is damaged, not obeyed.
+_FIELDS = {"distribution": str, "extension": str, "reason": str, "cuda_libs": dict}
+_CUDA_LIBS_FIELDS = ("distribution", "module", "version")
+
+
+def _shape_error(config) -> str | None:
+    if not isinstance(config, dict):
+        return f"it holds a JSON {type(config).__name__}, not an object"
+    for name, kind in _FIELDS.items():
+        if name in config and not isinstance(config[name], kind):
+            return f"its {name!r} is {config[name]!r}, not a JSON {'string' if kind is str else 'object'}"
+    libs = config.get("cuda_libs", {})
+    for name in _CUDA_LIBS_FIELDS if libs else ():
+        if not isinstance(libs.get(name), str):
+            return f"its 'cuda_libs' has no {name!r} string"
+    return None
+
+
+def read_build_config() -> tuple[dict, str | None]:
+    """(the build record setup.py wrote, None); ({}, None) where there is none (a source tree that
+    was not built); ({}, what is wrong with it) where it is damaged. Never raises: it is read while
+    tinytensor imports."""
+    record = resources.files("tinytensor").joinpath(RECORD)
     try:
-        text = resources.files("tinytensor").joinpath("_build_config.json").read_text()
-    except (FileNotFoundError, OSError):
-        return {}
-    return json.loads(text)
+        config = json.loads(record.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}, None
+    except (OSError, ValueError) as exc:  # unreadable, not UTF-8, not JSON
+        return {}, f"{record} does not read ({type(exc).__name__}: {exc})"
+    shape = _shape_error(config)
+    if shape:
+        return {}, f"{record} is not a build record: {shape}"
+    return config, None
+
+
+def build_config() -> dict:
+    """What setup.py recorded about this install (distribution, variant, why the extension was
+    skipped); empty where there is no record or it is damaged (``build_config_damage`` says how)."""
+    return read_build_config()[0]
+
+
+def build_config_damage() -> tuple[str, str] | None:
+    """(what is wrong, fix) where the build record is damaged; None where it reads or is absent."""
+    why = read_build_config()[1]
+    if why is None:
+        return None
+    found = installed_variants()
+    if found:
+        name, version = found[-1]
+        fix = f"reinstall {name}, which writes it: pip install --force-reinstall --no-deps {name}=={version}"
+    else:  # a source tree
+        fix = "rebuild, which writes it: python setup.py build_ext --inplace (or pip install --force-reinstall pytinytensor-cu12)"
+    return f"the installed build record {why}, so the CUDA extension is not used", fix
 
 
 class InstallConflictWarning(UserWarning):

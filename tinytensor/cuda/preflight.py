@@ -56,19 +56,20 @@ def _extension_section(status) -> dict:
         return section
     section["loaded"] = True
     section["build_info"] = status.extension_build_info
-    section["runtime_version"] = extension.ops.runtime_version()
+    section["runtime_version"] = status.extension_runtime_version
     try:
         section["cublas_loaded_version"] = extension.ops.cublas_version()
-    except RuntimeError as exc:
-        section["cublas_loaded_version"] = f"unknown ({exc})"
+    except Exception as exc:  # noqa: BLE001 - shown, not needed: the report must not fail on it
+        section["cublas_loaded_version"] = f"unknown ({type(exc).__name__}: {exc})"
     return section
 
 
 def _cupy_section(status) -> dict:
-    if status.cupy_version is None:
-        return {"installed": False, "why_not": status.cupy_error}
+    if status.cupy_version is None:  # "installed": a package named cupy is there, but it does not work
+        return {"installed": status.cupy_installed, "works": False, "why_not": status.cupy_error}
     section = {
         "installed": True,
+        "works": True,
         "version": status.cupy_version,
         "cuda_runtime": version_text(status.cupy_cuda_version),
     }
@@ -150,9 +151,10 @@ def collect() -> dict:
     status = cuda_status()
     extension = _extension_section(status)
     config = extension["build_config"]
+    unrecorded = "damaged build record" if install.build_config_damage() else "source tree"
     return {
         "package": {
-            "distribution": config.get("distribution", "pytinytensor (source tree)"),
+            "distribution": config.get("distribution") or f"pytinytensor ({unrecorded})",
             "version": __version__,
             "python": sys.version.split()[0],
             "platform": platform.platform(),
@@ -218,17 +220,21 @@ def render(facts: dict) -> str:
 
     cupy = facts["cupy"]
     add("")
-    if cupy["installed"]:
+    if cupy.get("version"):
         nvrtc = cupy.get("nvrtc") or f"NOT LOADABLE ({cupy.get('nvrtc_error')})"
         add(f"CuPy {cupy['version']} (CUDA runtime {cupy['cuda_runtime']}), NVRTC {nvrtc}")
+    elif cupy["installed"]:
+        add(f"CuPy: DOES NOT WORK ({cupy['why_not']})")
     else:
         add(f"CuPy: not installed ({cupy['why_not']})")
 
     driver = facts["driver"]
     if driver.get("cuda_version"):
-        verdict = "ok" if driver.get("ok") else "TOO OLD"
-        need = f"; this install needs CUDA {driver['needs_cuda']} (driver >= {driver['minimum_driver']}): {verdict}"
-        add(f"NVIDIA driver: supports CUDA {driver['cuda_version']}" + (need if driver.get("needs_cuda") else ""))
+        need = ""
+        if driver.get("needs_cuda"):  # nothing installed says which CUDA it needs without CuPy or the extension
+            verdict = "ok" if driver.get("ok") else "TOO OLD"
+            need = f"; this install needs CUDA {driver['needs_cuda']} (driver >= {driver['minimum_driver']}): {verdict}"
+        add(f"NVIDIA driver: supports CUDA {driver['cuda_version']}{need}")
         add(f"  library: {driver['library']}")
     else:
         need = f" (this install needs a driver >= {driver['minimum_driver']})" if driver.get("minimum_driver") else ""

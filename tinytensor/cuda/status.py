@@ -2,7 +2,9 @@
 
 The one probe of the machine: ``HAS_CUDA``, the backend's choice of kernels and the preflight
 report (``python -m tinytensor``) all read its result, so they cannot disagree. Probed once per
-process, lazily (importing tinytensor never imports CuPy). Three levels:
+process, lazily (importing tinytensor never imports CuPy). The probe never raises: whatever CuPy,
+the driver or a GPU does, each failure becomes a problem, with its exception's type and message and
+a fix, so ``HAS_CUDA`` is False rather than a traceback. Three levels:
 - ``device_usable``: CuPy imports, a driver new enough is loaded, a GPU is visible and NVRTC (which
   CuPy compiles its kernels with) loads. Then ``.to("cuda")`` works.
 - ``fused_devices``: the GPUs on which the extension's own kernels load (its cuBLAS matmuls run on
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import importlib.util
+import os
 from dataclasses import dataclass, field
 
 from ..errors import CudaUnavailableError
@@ -62,7 +66,8 @@ class Device:
 @dataclass
 class CudaStatus:
     cupy_version: str | None = None
-    cupy_error: str | None = None  # why it does not import
+    cupy_error: str | None = None  # why it cannot be used
+    cupy_installed: bool = False  # a package named cupy is there (it may still fail)
     cupy_cuda_version: int | None = None  # CUDA runtime CuPy was built with, e.g. 12080
     driver_version: int | None = None  # CUDA version the driver supports, e.g. 12040
     driver_library: str | None = None  # the libcuda.so.1 that was loaded
@@ -73,6 +78,7 @@ class CudaStatus:
     extension_loaded: bool = False
     extension_cuda_version: int | None = None
     extension_build_info: dict = field(default_factory=dict)
+    extension_runtime_version: int | None = None  # of the libcudart the extension loaded
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -123,6 +129,11 @@ def driver_fix(rc: int, library: str | None) -> str:
     return "check nvidia-smi; reinstall or reload the NVIDIA driver (a CUDA toolkit is not needed)"
 
 
+def _error(exc: BaseException) -> str:
+    """An exception as a user reports it: its type and message."""
+    return f"{type(exc).__name__}: {exc}"
+
+
 def _driver(status: CudaStatus) -> None:
     """The driver's CUDA version from libcuda.so.1 itself, or the problem that stops it."""
     try:
@@ -138,8 +149,22 @@ def _driver(status: CudaStatus) -> None:
         return
     paths = loaded_cuda_libraries().get("cuda", [])
     status.driver_library = paths[0] if paths else None
+    try:
+        get_version = libcuda.cuDriverGetVersion
+    except AttributeError as exc:  # some other library named libcuda.so.1, found first
+        library = status.driver_library or "libcuda.so.1"
+        folder = library.rsplit("/", 1)[0] if "/" in library else "its folder"
+        status.problems.append(
+            Problem(
+                f"{library} is not the NVIDIA driver: it has no cuDriverGetVersion ({_error(exc)})",
+                f"take {folder} off LD_LIBRARY_PATH and /etc/ld.so.conf.d (or remove that file) so that the "
+                "driver's libcuda.so.1 is found; install the NVIDIA driver if there is none",
+                True,
+            )
+        )
+        return
     version = ctypes.c_int(0)
-    rc = libcuda.cuDriverGetVersion(ctypes.byref(version))
+    rc = get_version(ctypes.byref(version))
     if rc != 0:
         status.problems.append(
             Problem(driver_problem(rc, status.driver_library), driver_fix(rc, status.driver_library), True)
@@ -148,10 +173,33 @@ def _driver(status: CudaStatus) -> None:
     status.driver_version = version.value
 
 
+_REINSTALL_CUPY = (
+    "reinstall CuPy for this machine's CUDA, one CuPy package only: pip install --force-reinstall cupy-cuda12x "
+    "(cupy-cuda13x for CUDA 13); python -c 'import cupy' shows the whole error"
+)
+
+
+def _where(module: str) -> str:
+    """Where ``module`` would be imported from, for a message (its spec's origin or folder)."""
+    try:
+        spec = importlib.util.find_spec(module)
+    except Exception:  # noqa: BLE001 - only a detail of the message
+        return module
+    if spec is None:
+        return module
+    if spec.origin and os.path.isfile(spec.origin):  # a package's __init__.py: name its folder
+        is_init = os.path.basename(spec.origin) == "__init__.py"
+        return os.path.dirname(spec.origin) if is_init else spec.origin
+    return next(iter(spec.submodule_search_locations or []), module)  # a namespace package
+
+
 def _cupy(status: CudaStatus):
+    """The imported CuPy, or None with the problem that stops it."""
     try:
         import cupy
-    except ImportError as exc:
+    except ModuleNotFoundError as exc:
+        if exc.name != "cupy":  # CuPy is there, one of its own imports is not
+            return _cupy_broken(status, exc)
         status.cupy_error = str(exc)
         status.problems.append(
             Problem(
@@ -161,12 +209,36 @@ def _cupy(status: CudaStatus):
             )
         )
         return None
-    status.cupy_version = cupy.__version__
+    except Exception as exc:  # noqa: BLE001 - a broken CuPy raises anything on import
+        return _cupy_broken(status, exc)
+    status.cupy_installed = True
+    version = getattr(cupy, "__version__", None)
+    if not isinstance(version, str):  # e.g. a folder named cupy ahead of the real one on sys.path
+        where = _where("cupy")
+        status.cupy_error = f"the cupy imported from {where} has no __version__"
+        status.problems.append(
+            Problem(
+                f"the cupy module imported from {where} is not CuPy: it has no __version__",
+                f"if {where} is not your CuPy (a folder named cupy shadows it), rename it or take its folder off "
+                f"sys.path; otherwise {_REINSTALL_CUPY}",
+                True,
+            )
+        )
+        return None
+    status.cupy_version = version
     try:
         status.cupy_cuda_version = cupy.cuda.runtime.runtimeGetVersion()
     except Exception:  # noqa: BLE001 - recorded as unknown
         pass
     return cupy
+
+
+def _cupy_broken(status: CudaStatus, exc: Exception) -> None:
+    status.cupy_installed = True
+    status.cupy_error = _error(exc)
+    status.problems.append(
+        Problem(f"CuPy at {_where('cupy')} does not import ({status.cupy_error})", _REINSTALL_CUPY, True)
+    )
 
 
 def _extension(status: CudaStatus) -> None:
@@ -181,9 +253,24 @@ def _extension(status: CudaStatus) -> None:
             )
         )
         return
-    status.extension_loaded = True
-    status.extension_build_info = dict(extension.ops.build_info())
-    status.extension_cuda_version = int(status.extension_build_info["cuda_runtime_version"])
+    info = dict(extension.ops.build_info())
+    try:
+        runtime = int(extension.ops.runtime_version())
+    except Exception as exc:  # noqa: BLE001 - RuntimeError naming the CUDA error: its libcudart is broken
+        status.problems.append(
+            Problem(
+                f"the CUDA extension's runtime does not answer (cudaRuntimeGetVersion: {_error(exc)}), "
+                "so the extension is not used",
+                "python -m tinytensor lists the libcudart this process loaded: reinstall the package it comes "
+                "from (pytinytensor-cu12-libs, or the CUDA toolkit the extension was built with)",
+                False,
+            )
+        )
+        return
+    status.extension_cuda_version = int(info["cuda_runtime_version"])
+    status.extension_runtime_version = runtime
+    status.extension_build_info = info
+    status.extension_loaded = True  # last: an extension whose build_info or runtime fails is not used
 
 
 def _driver_new_enough(status: CudaStatus) -> None:
@@ -207,17 +294,33 @@ def _devices(status: CudaStatus, cupy) -> None:
         status.device_count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # noqa: BLE001 - CUDARuntimeError; its message names the status
         status.problems.append(
-            Problem(f"no usable CUDA device ({exc})", "check nvidia-smi and CUDA_VISIBLE_DEVICES", True)
+            Problem(
+                f"no usable CUDA device: getDeviceCount failed ({_error(exc)})",
+                "check nvidia-smi and CUDA_VISIBLE_DEVICES",
+                True,
+            )
         )
         return
     if status.device_count == 0:
         status.problems.append(Problem("no CUDA device is visible", "check nvidia-smi and CUDA_VISIBLE_DEVICES", True))
     for index in range(status.device_count):
-        props = cupy.cuda.runtime.getDeviceProperties(index)
-        name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
-        status.devices.append(
-            Device(index, name, props["major"] * 10 + props["minor"], round(props["totalGlobalMem"] / 2**30, 1))
-        )
+        try:
+            props = cupy.cuda.runtime.getDeviceProperties(index)
+            name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
+            device = Device(
+                index, name, props["major"] * 10 + props["minor"], round(props["totalGlobalMem"] / 2**30, 1)
+            )
+        except Exception as exc:  # noqa: BLE001 - CUDARuntimeError, or an answer without the fields read
+            status.problems.append(
+                Problem(
+                    f"GPU {index} does not answer a query of its properties (getDeviceProperties: {_error(exc)})",
+                    "check the GPU with nvidia-smi (one in a failed state needs a reset or a reboot); "
+                    "CUDA_VISIBLE_DEVICES can leave it out",
+                    True,
+                )
+            )
+            continue
+        status.devices.append(device)
 
 
 def _kernels(status: CudaStatus) -> None:
@@ -259,7 +362,7 @@ def _nvrtc(status: CudaStatus, cupy) -> None:
     try:
         status.nvrtc_version = tuple(cupy.cuda.nvrtc.getVersion())
     except Exception as exc:  # noqa: BLE001 - DynamicLibNotFoundError and friends
-        status.nvrtc_error = f"{type(exc).__name__}: {exc}"
+        status.nvrtc_error = _error(exc)
         status.problems.append(
             Problem(
                 f"CuPy cannot load NVRTC, which compiles its GPU kernels ({status.nvrtc_error})",
@@ -269,18 +372,34 @@ def _nvrtc(status: CudaStatus, cupy) -> None:
         )
 
 
+def _step(status: CudaStatus, what: str, blocks_device: bool, check, *args):
+    """Run one check of the probe; whatever it raises beyond the failures it reports itself becomes
+    a problem too, so the probe never raises."""
+    try:
+        return check(status, *args)
+    except Exception as exc:  # noqa: BLE001 - a broken stack can raise anything; the user gets it as text
+        status.problems.append(
+            Problem(
+                f"the CUDA probe failed while checking {what} ({_error(exc)})",
+                "report it with the output of python -m tinytensor --json",
+                blocks_device,
+            )
+        )
+        return None
+
+
 def _probe() -> CudaStatus:
     status = CudaStatus()
-    _driver(status)
-    cupy = _cupy(status)
-    _extension(status)
-    _driver_new_enough(status)
+    _step(status, "the NVIDIA driver", True, _driver)
+    cupy = _step(status, "CuPy", True, _cupy)
+    _step(status, "the CUDA extension", False, _extension)
+    _step(status, "the driver's CUDA version", True, _driver_new_enough)
     if cupy is not None and status.driver_version is not None:
-        _devices(status, cupy)
+        _step(status, "the GPUs", True, _devices, cupy)
         if status.extension_loaded and status.device_usable:
-            _kernels(status)
+            _step(status, "the extension's kernels on each GPU", False, _kernels)
     if cupy is not None:
-        _nvrtc(status, cupy)
+        _step(status, "NVRTC", True, _nvrtc, cupy)
     return status
 
 
