@@ -6,7 +6,8 @@ raise, with a pattern its message must match (the member and the problem). ``bom
 cases that, read naively, would allocate far more than the file holds; test_hostile_files.py
 also loads those in a child process under a memory limit. Everything is built from the format's
 description (docs/file-format.md) with zipfile, struct, zlib, pickle and numpy; the crafted
-pickles are written opcode by opcode, so no object in this module can run when unpickled.
+pickles are written opcode by opcode (or pickled from plain lists), so no object of this module
+runs anything when unpickled.
 """
 
 from __future__ import annotations

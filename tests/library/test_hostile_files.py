@@ -11,7 +11,6 @@ import pickle
 import re
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pytest
@@ -37,21 +36,36 @@ def test_hostile_file_is_refused_with_the_documented_error(case: Case, tmp_path)
 
 # ---------------------------------------------------------------------------- memory
 # The child measures what the interpreter, numpy and tinytensor already take, then allows that
-# plus ALLOWANCE of address space (RLIMIT_AS), loads, and reports the outcome and how far its
-# resident memory rose (VmHWM after resetting it: ru_maxrss counts from before the exec).
+# plus an allowance of address space (RLIMIT_AS), loads, and reports the outcome and how far its
+# resident memory rose (VmHWM after resetting it: ru_maxrss counts from before the exec). Where
+# neither can be measured (an emulator that ignores RLIMIT_AS), it says so and the test skips.
 _CHILD = r"""
-import json, resource, sys
+import json, mmap, resource, sys
 import numpy, tinytensor
 
 def status(key):
     with open("/proc/self/status") as f:
         return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key + ":"))
 
+def unmeasurable(allowance):
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # the peak (VmHWM) starts again from the present size
+    except OSError as exc:
+        return f"/proc/self/clear_refs: {exc}"
+    resource.setrlimit(resource.RLIMIT_AS, (status("VmSize") + allowance, resource.RLIM_INFINITY))
+    try:
+        mmap.mmap(-1, allowance + (64 << 20)).close()  # address space only: no page is touched
+    except OSError:
+        return None
+    return "RLIMIT_AS is not enforced here"
+
 path, allowance = sys.argv[1], int(sys.argv[2])
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")  # the peak (VmHWM) starts again from the present size
+reason = unmeasurable(allowance)
+if reason:
+    print(json.dumps({"unmeasurable": reason}))
+    sys.exit()
 before = status("VmHWM")
-resource.setrlimit(resource.RLIMIT_AS, (status("VmSize") + allowance, resource.RLIM_INFINITY))
 try:
     obj = tinytensor.load(path)
     outcome = {"loaded": {k: [str(v.dtype), list(v.shape)] for k, v in obj.items()}}
@@ -71,22 +85,24 @@ needs_linux = pytest.mark.skipif(
 )
 
 
-def _load_in_child(path, allowance: int) -> dict:
+def _run_child(code: str, *args) -> subprocess.CompletedProcess:
+    """``python -c code args`` with the tinytensor under test (from a checkout or a wheel)."""
     env = dict(os.environ)
-    # the tinytensor under test, whether run from a checkout or an installed wheel
     root = os.path.dirname(os.path.dirname(tt.__file__))
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
     env["OPENBLAS_NUM_THREADS"] = "1"  # one thread: no thread's arena joins the address space midway
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(path), str(allowance)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, text=True, env=env, timeout=120, check=False
     )
     assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.splitlines()[-1])
+    return done
+
+
+def _load_in_child(path, allowance: int) -> dict:
+    outcome = json.loads(_run_child(_CHILD, path, allowance).stdout.splitlines()[-1])
+    if "unmeasurable" in outcome:
+        pytest.skip(reason=f"memory cannot be bounded or measured here: {outcome['unmeasurable']}")
+    return outcome
 
 
 BOMBS = [c for c in CASES if c.bomb]
@@ -95,14 +111,11 @@ BOMBS = [c for c in CASES if c.bomb]
 @needs_linux
 @pytest.mark.parametrize("case", BOMBS, ids=[c.id for c in BOMBS])
 def test_hostile_file_is_refused_within_a_constant_of_memory(case: Case, tmp_path):
-    path = case.build(tmp_path)
-    started = time.monotonic()
-    outcome = _load_in_child(path, _ALLOWANCE)
+    outcome = _load_in_child(case.build(tmp_path), _ALLOWANCE)
     assert "error" in outcome, f"{case.id} loaded: {outcome}"
     assert case.error.__name__ in outcome["error"], outcome
     assert re.search(case.match, outcome["message"]), outcome["message"]
     assert outcome["growth"] < _CONSTANT, f"{case.id}: peak memory rose by {outcome['growth'] / MiB:.1f} MiB"
-    assert time.monotonic() - started < 20
 
 
 @needs_linux
@@ -139,20 +152,21 @@ def test_save_refuses_an_object_whose_data_json_would_exceed_the_limit(tmp_path)
 
 
 def test_1x_file_sharing_one_list_many_times_is_read_once(tmp_path):
-    # 40 levels of [child, child]: 2**40 paths through 41 lists, walked once each.
+    # 40 levels of [child, child]: 2**40 paths through 41 lists, each list walked once. A walk
+    # along every path would never end, hence the child process and its time limit.
     node: list = [np.arange(3, dtype=np.int64)]
     for _ in range(40):
         node = [node, node]
     path = tmp_path / "shared.tt"
     path.write_bytes(pickle.dumps({"tree": node}, protocol=2))
-    started = time.monotonic()
-    tree = load(path)["tree"]
-    assert time.monotonic() - started < 5
-    assert tree[0] is tree[1] and tree[0][0] is tree[1][1]
-    leaf = tree
-    for _ in range(40):
-        leaf = leaf[0]
-    np.testing.assert_array_equal(leaf[0], [0, 1, 2])
+    check = (
+        "import sys, tinytensor\n"
+        "tree = tinytensor.load(sys.argv[1])['tree']\n"
+        "assert tree[0] is tree[1] and tree[0][0] is tree[1][1]\n"
+        "for _ in range(40): tree = tree[0]\n"
+        "assert tree[0].tolist() == [0, 1, 2]"
+    )
+    _run_child(check, path)
 
 
 def test_shared_member_with_identical_nodes_stays_one_object(tmp_path):
