@@ -534,7 +534,7 @@ BAD_INPUTS = [
         FileFormatError,
         r"bad\.tt: a ZIP archive without manifest\.json, so not a tinytensor file",
     ),
-    ("load-torch-checkpoint", _torch_checkpoint, FileFormatError, r"bad\.tt: a PyTorch checkpoint"),
+    ("load-torch-checkpoint", _torch_checkpoint, FileFormatError, r"bad\.tt is a PyTorch torch\.save file"),
     (
         "load-wrong-magic",
         _load_by_hand(1, manifest={"magic": "other", "format_version": 1}),
@@ -577,7 +577,7 @@ BAD_INPUTS = [
         "load-missing-member",
         _load_by_hand(_W_NODE),
         FileFormatError,
-        r"bad\.tt: corrupt \.tt file: data\.json refers to arrays/0\.npy",
+        r"bad\.tt: corrupt \.tt file: obj: data\.json refers to arrays/0\.npy",
     ),
     (
         "load-shape-mismatch",
@@ -589,7 +589,7 @@ BAD_INPUTS = [
         "load-object-npy",
         _load_by_hand(_W_NODE, {"arrays/0.npy": np.array([1, None], dtype=object)}),
         FileFormatError,
-        r"arrays/0\.npy: Object arrays cannot be loaded",
+        r"arrays/0\.npy holds object \[2\], data\.json says float32 \[3\]",
     ),
     (
         "load-unknown-node",

@@ -31,7 +31,9 @@ def save(obj, path) -> None:
     dicts and OrderedDicts of these (keys: None, bool, int, float, str or tuples of those): a
     state dict, an optimizer's state dict, or a checkpoint dict of both. Anything else (a
     function, a Module, an object or complex array) raises TypeError naming where it sits, e.g.
-    ``obj['layers'][2]``. The write is atomic: on any failure the file at ``path`` is unchanged.
+    ``obj['layers'][2]``; so many plain values that the file's ``data.json`` would pass its 16 MiB
+    limit, a ValueError (save long series as arrays). The write is atomic: on any failure the file
+    at ``path`` is unchanged.
     ``path`` may also be a binary file object open for writing (``io.BytesIO``, as ``torch.save``
     takes); the archive is then written into it as it is made.
     """
@@ -49,8 +51,10 @@ def load(path, map_location=None):
     string (``"cpu"``, ``"cuda:0"``, ``"strict:NAME"``) puts them all there; a dict maps saved
     devices to devices (``{"cuda:1": "cuda:0"}``), others staying put. A tensor saved on a GPU
     raises ``CudaUnavailableError`` where CUDA cannot be used, unless mapped elsewhere.
-    Nothing in a file is ever run: damaged, foreign and too-new files raise ``FileFormatError``,
-    pickles other than 1.x files ``UnsafePickleError``. ``path`` may also be a binary file object
+    Nothing in a file is ever run, and nothing is allocated before its size is checked against the
+    file, so a load takes the memory of the arrays the file holds plus a small constant. Damaged,
+    foreign (PyTorch's included) and too-new files raise ``FileFormatError`` naming the member and
+    the problem, pickles other than 1.x files ``UnsafePickleError``. ``path`` may also be a binary file object
     open for reading, positioned at the start of a saved object (``io.BytesIO``, as ``torch.load``).
     """
     if _is_file_object(path, "read"):

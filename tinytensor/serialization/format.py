@@ -21,6 +21,15 @@ ARRAY_DIR = "arrays/"
 
 ZIP_SIGNATURE = b"PK\x03\x04"  # a ZIP archive's first local file header
 PICKLE_PROTO = 0x80  # pickle's PROTO opcode: the first byte of every protocol 2+ pickle
+# The first object pickled in a legacy (non-ZIP) torch.save file: torch.serialization.MAGIC_NUMBER.
+TORCH_MAGIC = 0x1950A86A20F9469CFC6C
+
+# The most bytes a JSON member may have; checked before it is read. data.json holds about 170
+# bytes per tensor, so 16 MiB leaves room for some 100,000 tensors (ten times the largest
+# models' checkpoints with their optimizer state), while the Python objects that parsing it
+# makes stay under about half a GiB whatever it holds. save() refuses to write more.
+MANIFEST_LIMIT = 64 << 10
+DATA_LIMIT = 16 << 20
 
 # Dtypes a tensor can have in a file: exactly the dtypes tinytensor's tensors support.
 TENSOR_DTYPES = SUPPORTED
@@ -35,6 +44,23 @@ class FileFormatError(ValueError):
 
 class UnsafePickleError(FileFormatError, pickle.UnpicklingError):
     """A pickle that asks for something a 1.x ``.tt`` file never holds: refused, never run."""
+
+
+def dtype_named(name, *, tensor: bool) -> np.dtype | None:
+    """The dtype a node's ``"dtype"`` names (numpy's name: ``"float32"``), if it may be stored."""
+    for dtype in TENSOR_DTYPES if tensor else ARRAY_DTYPES:
+        if dtype.name == name:
+            return dtype
+    return None
+
+
+def torch_file_error(path: str, what: str) -> FileFormatError:
+    """The refusal of a PyTorch file (``what``: which of torch.save's formats), with the way to convert it."""
+    return FileFormatError(
+        f"{path} is a PyTorch torch.save file ({what}), which tinytensor does not read: load it with "
+        "torch.load and convert its tensors, e.g. {k: tt.from_numpy(v.numpy()) for k, v in "
+        "torch.load(path).items()} for a state dict, then tt.save the result"
+    )
 
 
 def dtype_allowed(dtype, *, tensor: bool) -> bool:

@@ -1,19 +1,35 @@
 """Reading 1.x ``.tt`` files (pickles of dicts of numpy arrays) without ever running code from them.
 
-The unpickler admits only the globals that rebuilding numpy (and pickled CuPy) arrays and plain
-containers needs, each through a stand-in that checks its arguments, and refuses every other
-global by name before importing or calling it; protocols 2 to 5 only, and the result is walked
-once more so that nothing else comes back. docs/file-format.md lists the allowed globals.
+Three guards, each before anything is built:
+
+- a scan of the opcodes (``pickletools``): every length the file declares (bytes, strings,
+  frames) must fit in what is left of the file, and memo slots are numbered as picklers number
+  them, so the unpickler never allocates a size that the file only claims;
+- an allow-list of globals, each through a stand-in that checks its arguments; every other
+  global is refused by name before it is imported or called. No stand-in allocates a size taken
+  from the file: an array is built only by numpy's reconstruction path
+  (``_reconstruct(ndarray, (0,), b'b')``, then ``__setstate__``) from data present in the file,
+  once that data's length matches the shape and dtype it declares;
+- a budget: what the stand-ins build (bytes, array data, container items) adds up to at most
+  twice the file's size, so data the pickle refers to many times cannot be copied many times.
+
+The result is then walked once (shared parts once) and only data comes back.
+docs/file-format.md lists the allowed globals.
 """
 
 from __future__ import annotations
 
+import io
+import math
 import pickle
+import pickletools
 from collections import OrderedDict
+from typing import IO, cast
 
 import numpy as np
 
-from .format import ARRAY_DTYPES, FileFormatError, UnsafePickleError
+from .format import ARRAY_DTYPES, TORCH_MAGIC, FileFormatError, UnsafePickleError, torch_file_error
+from .tree import KEY, where
 
 _REFUSAL = (
     "tinytensor never runs code from a file, so it reads a pickle only when it is a 1.x .tt file "
@@ -21,57 +37,243 @@ _REFUSAL = (
 )
 
 
-def _checked_dtype(dtype) -> np.dtype:
-    if not isinstance(dtype, np.dtype) or dtype.newbyteorder("=") not in ARRAY_DTYPES:
-        what = dtype if isinstance(dtype, np.dtype) else repr(dtype)[:60]
-        raise UnsafePickleError(f"refused an array of dtype {what}: {_REFUSAL}")
-    return dtype
+def read_legacy(path: str, fh):
+    """The object in a 1.x ``.tt`` file, read from the open binary file ``fh``; ``path`` names it in errors."""
+    start = fh.tell()
+    size = fh.seek(0, io.SEEK_END) - start
+    fh.seek(start)
+    try:
+        _scan(_Bounded(fh, size))
+        fh.seek(start)
+        obj = _AllowListUnpickler(fh, _Budget(2 * size)).load()
+    except UnsafePickleError as exc:
+        raise UnsafePickleError(f"{path}: {exc}") from None
+    except FileFormatError as exc:
+        raise FileFormatError(f"{path}: corrupt 1.x .tt file (a pickle): {exc}") from None
+    except MemoryError:  # the scan and the budget leave only the data the file really holds
+        raise
+    except Exception as exc:  # noqa: BLE001 - any failure inside a damaged pickle is a damaged file
+        raise FileFormatError(
+            f"{path}: truncated or corrupt 1.x .tt file (a pickle): {type(exc).__name__}: {exc}"
+        ) from None
+    if type(obj) is int and obj == TORCH_MAGIC:
+        raise torch_file_error(path, "the legacy format, a series of pickles")
+    try:
+        return _Resolver().resolve(obj, "obj")
+    except UnsafePickleError as exc:
+        raise UnsafePickleError(f"{path}: {exc}") from None
+    except FileFormatError as exc:
+        raise FileFormatError(f"{path}: corrupt 1.x .tt file (a pickle): {exc}") from None
+    except RecursionError:
+        raise FileFormatError(f"{path}: corrupt 1.x .tt file (a pickle): nested too deeply") from None
 
 
-def _dtype(spec, align=False, copy=False):
-    # The spec is a short code such as "f4" or "O8"; the byte order comes later from BUILD.
-    if not isinstance(spec, str):
-        raise UnsafePickleError(f"refused numpy.dtype({spec!r:.40}): {_REFUSAL}")
-    return _checked_dtype(np.dtype(spec, bool(align), bool(copy)))
+# ---------------------------------------------------------------------------- the opcode scan
+class _Bounded:
+    """The file, for ``pickletools``: a read never asks for more than is left, so a length that
+    the file only declares fails the scan's own length check instead of being allocated."""
+
+    def __init__(self, fh, size: int):
+        self._fh, self.left = fh, size
+
+    def read(self, n: int) -> bytes:
+        data = self._fh.read(min(n, self.left))
+        self.left -= len(data)
+        return data
+
+    def readline(self) -> bytes:
+        line = self._fh.readline(self.left)
+        self.left -= len(line)
+        return line
+
+    def tell(self) -> int:
+        return self._fh.tell()
 
 
-def _reconstruct(subtype, shape, typecode):
+_MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
+
+
+def _scan(stream: _Bounded) -> None:
+    """Walk the opcodes up to STOP: pickletools checks each argument's length against the file."""
+    # pickletools needs only read, readline and tell
+    for ops, (op, arg, _) in enumerate(pickletools.genops(cast("IO[bytes]", stream)), 1):
+        if op.name == "FRAME" and isinstance(arg, int) and arg > stream.left:
+            raise ValueError(f"a frame of {arg} bytes where {stream.left} are left")
+        if op.name in _MEMO_PUTS and isinstance(arg, int) and not 0 <= arg <= ops:  # picklers count 0, 1, 2, ...
+            raise ValueError(f"memo slot {arg} after {ops} opcodes")
+
+
+# ---------------------------------------------------------------------------- the allow-list
+class _Budget:
+    """How much more the stand-ins may build, in bytes and container items."""
+
+    def __init__(self, left: int):
+        self.left = left
+
+    def spend(self, n: int, what: str) -> None:
+        if n > self.left:
+            raise FileFormatError(
+                f"{what} would make more data than the file holds (the pickle reuses its data over and over)"
+            )
+        self.left -= n
+
+
+class _Refused:
+    """``numpy.ndarray`` as a global: only ``_reconstruct``'s first argument, never called."""
+
+    def __repr__(self) -> str:
+        return "numpy.ndarray"
+
+    def __call__(self, *args, **kwargs):
+        raise UnsafePickleError(
+            f"refused to call numpy.ndarray{_args(args)}: a 1.x file builds arrays only through numpy's "
+            f"_reconstruct, from data it holds; {_REFUSAL}"
+        )
+
+
+_NDARRAY = _Refused()
+
+
+class _PendingArray:
+    """What ``_reconstruct`` returns: BUILD (``__setstate__``) brings numpy's state, which is checked
+    against the data present before numpy builds the array. ``_Resolver`` swaps in the array."""
+
+    __slots__ = ("_budget", "array")
+
+    def __init__(self, budget: _Budget):
+        self._budget = budget
+        self.array: np.ndarray | None = None
+
+    def __setstate__(self, state) -> None:
+        if self.array is not None or type(state) is not tuple or len(state) != 5:
+            raise FileFormatError(f"an array's state {_args(state)}")
+        version, shape, dtype, fortran, data = state
+        dtype, shape = _canonical(dtype), _shape(shape)
+        if version != 1 or type(fortran) is not bool or type(data) is not bytes:
+            raise FileFormatError(f"an array's state {_args(state)}")
+        nbytes = math.prod(shape) * dtype.itemsize
+        if len(data) != nbytes:
+            raise FileFormatError(
+                f"an array of {dtype.name} {list(shape)} ({nbytes} bytes) with {len(data)} bytes of data"
+            )
+        self._budget.spend(nbytes, f"an array of {dtype.name} {list(shape)}")
+        array = np.ndarray((0,), np.uint8)  # what numpy's _reconstruct(ndarray, (0,), b"b") returns
+        array.__setstate__((1, shape, dtype, fortran, data))  # type: ignore[arg-type]  # numpy's stubs want np.bool
+        self.array = array
+
+
+def _args(args) -> str:
+    text = repr(args)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _canonical(dtype) -> np.dtype:
+    """The allowed dtype ``dtype`` stands for, as numpy makes it: a pickle's BUILD can change a
+    dtype object's insides (fields, subarrays) without changing how it compares."""
+    if isinstance(dtype, np.dtype):
+        native = dtype.newbyteorder("=")
+        for allowed in ARRAY_DTYPES:
+            if native == allowed:
+                return allowed.newbyteorder(dtype.byteorder)
+    what = dtype if isinstance(dtype, np.dtype) else _args(dtype)
+    raise UnsafePickleError(f"refused an array of dtype {what}: {_REFUSAL}")
+
+
+def _shape(shape) -> tuple:
+    if type(shape) is not tuple or not all(type(n) is int and n >= 0 for n in shape):
+        raise FileFormatError(f"an array of shape {_args(shape)}")
+    return shape
+
+
+def _dtype(budget, spec, align=False, copy=False):
+    # The spec is a short code such as "f4" or "O8"; the byte order comes later from BUILD, on a
+    # copy (copy=True), never on numpy's shared dtype objects.
+    if type(spec) is not str:
+        raise UnsafePickleError(f"refused numpy.dtype({_args(spec)}): {_REFUSAL}")
+    return np.dtype(_canonical(np.dtype(spec)), copy=True)
+
+
+def _reconstruct(budget, subtype, shape, typecode):
     # numpy pickles an array as _reconstruct(ndarray, (0,), b"b") followed by BUILD(state).
-    if subtype is not np.ndarray:
-        raise UnsafePickleError(f"refused to build an array of type {subtype!r:.60}: {_REFUSAL}")
-    return np.ndarray(shape, dtype=np.uint8)  # __setstate__ (BUILD) sets the real dtype and data
+    if subtype is not _NDARRAY or type(shape) is not tuple or shape != (0,) or typecode not in (b"b", "b"):
+        raise UnsafePickleError(
+            f"refused _reconstruct{_args((subtype, shape, typecode))}: only numpy's own "
+            f"_reconstruct(numpy.ndarray, (0,), b'b') is read; {_REFUSAL}"
+        )
+    return _PendingArray(budget)
 
 
-def _frombuffer(buffer, dtype, shape, order):
-    return np.frombuffer(buffer, dtype=_checked_dtype(dtype)).reshape(shape, order=order)
+def _frombuffer(budget, buffer, dtype, shape, order):
+    # Protocol 5: numpy.frombuffer on the pickle's own bytes, which it views without a copy.
+    dtype, shape = _canonical(dtype), _shape(shape)
+    if type(buffer) not in (bytes, bytearray) or order not in ("C", "F"):
+        raise FileFormatError(f"_frombuffer{_args((buffer, dtype, shape, order))}")
+    nbytes = math.prod(shape) * dtype.itemsize
+    if len(buffer) != nbytes:
+        raise FileFormatError(f"an array of {dtype.name} {list(shape)} ({nbytes} bytes) with {len(buffer)} bytes")
+    return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
 
 
-def _scalar(dtype, data=b""):
-    _checked_dtype(dtype)
-    if not isinstance(data, (bytes, bytearray)) or len(data) != dtype.itemsize:
-        raise FileFormatError(f"a numpy scalar of dtype {dtype} with {len(data)!r:.20} bytes of data")
+def _scalar(budget, dtype, data=b""):
+    dtype = _canonical(dtype)
+    if type(data) is not bytes or len(data) != dtype.itemsize:
+        raise FileFormatError(f"a numpy scalar of dtype {dtype} with {_args(data)} as data")
     return np.frombuffer(data, dtype=dtype)[0]
 
 
-def _latin1_encode(text, encoding="utf-8"):
-    if not isinstance(text, str) or encoding not in ("latin1", "latin-1"):
+def _latin1_encode(budget, text, encoding="utf-8"):
+    # Protocol 2 stores bytes as _codecs.encode(text, "latin1").
+    if type(text) is not str or encoding not in ("latin1", "latin-1"):
         raise UnsafePickleError(f"refused _codecs.encode(..., {encoding!r:.20}): {_REFUSAL}")
+    budget.spend(len(text), "_codecs.encode")
     return text.encode("latin-1")
 
 
-def _cupy_array_on_host(array, *args, **kwargs):
+def _bytes(budget, *args):
+    # Protocol 2 stores b"" as bytes(); any other call would allocate a size from the file.
+    if args:
+        raise UnsafePickleError(f"refused bytes{_args(args)}: a 1.x file calls only bytes(); {_REFUSAL}")
+    return b""
+
+
+def _bytearray(budget, *args):
+    # Protocols 2 to 4 store a bytearray as bytearray(its bytes); bytearray(n) would allocate n.
+    if args == ():
+        return bytearray()
+    if len(args) != 1 or type(args[0]) is not bytes:
+        raise UnsafePickleError(f"refused bytearray{_args(args)}: a 1.x file calls only bytearray(bytes); {_REFUSAL}")
+    budget.spend(len(args[0]), "bytearray")
+    return bytearray(args[0])
+
+
+def _copy(cls):
+    """A container type as a global: ``cls()`` or ``cls(items)`` from a list or tuple of the file's."""
+
+    def build(budget, *args):
+        if args == ():
+            return cls()
+        if len(args) != 1 or type(args[0]) not in (list, tuple):
+            raise UnsafePickleError(f"refused {cls.__name__}{_args(args)}: {_REFUSAL}")
+        budget.spend(len(args[0]), cls.__name__)
+        return cls(args[0])
+
+    return build
+
+
+def _cupy_array_on_host(budget, array, *args):
     # cupy.ndarray.__reduce__ is (cupy._core.core.array, (self.get(),)): a host numpy array.
-    if type(array) is not np.ndarray:
+    if type(array) not in (_PendingArray, np.ndarray):
         raise UnsafePickleError(f"refused a CuPy array built from {type(array).__name__}: {_REFUSAL}")
     return array
 
 
 _ALLOWED = {
-    ("numpy", "ndarray"): np.ndarray,
     ("numpy", "dtype"): _dtype,
-    ("collections", "OrderedDict"): OrderedDict,
     ("_codecs", "encode"): _latin1_encode,
-    **{("builtins", c.__name__): c for c in (dict, list, tuple, set, frozenset, bytes, bytearray)},
+    ("builtins", "bytes"): _bytes,
+    ("builtins", "bytearray"): _bytearray,
+    ("collections", "OrderedDict"): _copy(OrderedDict),
+    **{("builtins", c.__name__): _copy(c) for c in (dict, list, tuple, set, frozenset)},
     **{(f"{core}.multiarray", "_reconstruct"): _reconstruct for core in ("numpy._core", "numpy.core")},
     **{(f"{core}.multiarray", "scalar"): _scalar for core in ("numpy._core", "numpy.core")},
     **{(f"{core}.numeric", "_frombuffer"): _frombuffer for core in ("numpy._core", "numpy.core")},
@@ -81,54 +283,70 @@ _PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}  # protocol 2 
 
 
 class _AllowListUnpickler(pickle.Unpickler):
+    def __init__(self, fh, budget: _Budget):
+        super().__init__(fh)
+        self._budget = budget
+
     def find_class(self, module, name):
         module = _PY2_MODULES.get(module, module)
+        if (module, name) == ("numpy", "ndarray"):
+            return _NDARRAY
         found = _ALLOWED.get((module, name))
         if found is None:
             raise UnsafePickleError(f"refused to load the global {module}.{name}: {_REFUSAL}")
-        return found
+        budget = self._budget
+        return lambda *args: found(budget, *args)
 
     def persistent_load(self, pid):
         raise UnsafePickleError(f"refused a persistent id (an external object reference): {_REFUSAL}")
 
 
-def read_legacy(path: str, fh):
-    """The object in a 1.x ``.tt`` file, read from the open binary file ``fh``; ``path`` names it in errors."""
-    try:
-        obj = _AllowListUnpickler(fh).load()
-    except UnsafePickleError as exc:
-        raise UnsafePickleError(f"{path}: {exc}") from None
-    except FileFormatError as exc:
-        raise FileFormatError(f"{path}: corrupt 1.x .tt file (a pickle): {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - any failure inside a damaged pickle is a damaged file
-        raise FileFormatError(
-            f"{path}: truncated or corrupt 1.x .tt file (a pickle): {type(exc).__name__}: {exc}"
-        ) from None
-    try:
-        _check_contents(obj, "obj")
-    except UnsafePickleError as exc:
-        raise UnsafePickleError(f"{path}: {exc}") from None
-    except RecursionError:
-        raise FileFormatError(f"{path}: corrupt 1.x .tt file (a pickle): nested too deeply or cyclic") from None
-    return obj
-
-
+# ---------------------------------------------------------------------------- the result
 _CONTAINERS = (dict, OrderedDict, list, tuple, set, frozenset)
 _SCALARS = (type(None), bool, int, float, str, bytes, bytearray)
 
 
-def _check_contents(obj, where: str) -> None:
-    """Everything in ``obj`` is a container, a plain scalar or a bool/integer/float numpy array or scalar."""
-    kind = type(obj)
-    if kind in _SCALARS:
-        return
-    if kind is np.ndarray or isinstance(obj, np.generic):
-        if obj.dtype.newbyteorder("=") not in ARRAY_DTYPES:
-            raise UnsafePickleError(f"refused {where}, an array of dtype {obj.dtype}: {_REFUSAL}")
-        return
-    if kind not in _CONTAINERS:
-        raise UnsafePickleError(f"refused {where}, a {kind.__module__}.{kind.__qualname__}: {_REFUSAL}")
-    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
-    for key, value in items:
-        _check_contents(key, f"{where} key")
-        _check_contents(value, f"{where}[{key!r}]")
+class _Resolver:
+    """The unpickled object with arrays in place of ``_PendingArray``: only containers, plain
+    scalars and bool/integer/float numpy arrays and scalars, each shared object visited once."""
+
+    def __init__(self):
+        self._done: dict[int, object] = {}  # id -> result: what the pickle shares stays shared
+        self._open: set[int] = set()  # containers on the current path: meeting one again is a cycle
+
+    def resolve(self, obj, path):
+        kind = type(obj)
+        if kind in _SCALARS:
+            return obj
+        if kind is _PendingArray:
+            if obj.array is None:
+                raise FileFormatError(f"{where(path)}: an array without its data")
+            return obj.array
+        if kind is np.ndarray or isinstance(obj, np.generic):
+            if obj.dtype.newbyteorder("=") not in ARRAY_DTYPES:
+                raise UnsafePickleError(f"refused {where(path)}, an array of dtype {obj.dtype}: {_REFUSAL}")
+            return obj
+        if kind not in _CONTAINERS:
+            raise UnsafePickleError(f"refused {where(path)}, a {kind.__module__}.{kind.__qualname__}: {_REFUSAL}")
+        if id(obj) in self._done:
+            return self._done[id(obj)]
+        if id(obj) in self._open:
+            raise FileFormatError(f"{where(path)} contains itself")
+        self._open.add(id(obj))
+        if isinstance(obj, dict):
+            out = kind((self._key(k, path), self.resolve(v, (path, k))) for k, v in obj.items())
+        elif kind in (set, frozenset):
+            out = kind(self._key(v, path) for v in obj)
+        else:
+            out = kind(self.resolve(v, (path, i)) for i, v in enumerate(obj))
+        self._open.discard(id(obj))
+        self._done[id(obj)] = out
+        return out
+
+    def _key(self, key, path):
+        key = self.resolve(key, (path, KEY))
+        try:
+            hash(key)
+        except TypeError:
+            raise FileFormatError(f"{where(path)}: an unhashable key, {_args(key)}") from None
+        return key

@@ -22,7 +22,7 @@ import numpy as np
 from ..devices import backend_of
 from ..parameter import Parameter
 from ..tensor import Tensor, wrap
-from .format import ARRAY_DIR, FileFormatError, dtype_allowed
+from .format import ARRAY_DIR, FileFormatError, dtype_allowed, dtype_named
 
 _SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _KEY_TYPES = (type(None), bool, int, float, str)
@@ -150,88 +150,96 @@ def _unsupported(obj, path) -> str:
 class Decoder:
     """JSON node -> object.
 
-    ``read_array(member_name)`` returns the host array of a member; ``place(host, saved_device, path)``
-    puts a tensor's or device array's data on its target device (map_location).
+    ``read_array(member_name, dtype, shape)`` returns the host array of a member once it has
+    checked that the member holds that dtype and shape; ``place(host, saved_device, where)`` puts
+    a tensor's or device array's data on its target device (map_location). A node's path in the
+    object is kept as a chain of (parent, key) pairs and spelled out only for an error message.
     """
 
     def __init__(self, read_array, place):
         self._read_array = read_array
         self._place = place
-        self._done: dict[str, object] = {}  # member name -> object: shared on save, shared on load
+        self._done: dict[str, tuple[dict, Any, object]] = {}  # member -> (node, path, object): shared stays shared
 
-    def decode(self, node, path: str = "obj"):
+    def decode(self, node, path: Any = "obj"):
         if node is None or type(node) in (bool, int, float, str):
             return node
         if type(node) is list:
-            return [self.decode(v, f"{path}[{i}]") for i, v in enumerate(node)]
+            return [self.decode(v, (path, i)) for i, v in enumerate(node)]
         if type(node) is not dict or not isinstance(node.get("type"), str):
-            raise FileFormatError(f"{path}: malformed node {_short(node)}")
+            raise FileFormatError(f"{where(path)}: malformed node {_short(node)}")
         kind = node["type"]
         if kind == "float":
             value = node.get("value")
             if value not in _SPECIAL_FLOATS:
-                raise FileFormatError(f"{path}: malformed float node {_short(node)}")
+                raise FileFormatError(f"{where(path)}: malformed float node {_short(node)}")
             return _SPECIAL_FLOATS[value]
         if kind == "tuple":
-            return tuple(self.decode(v, f"{path}[{i}]") for i, v in enumerate(_items(node, path)))
+            return tuple(self.decode(v, (path, i)) for i, v in enumerate(_items(node, path)))
         if kind in ("dict", "ordered_dict"):
             return self._mapping(node, path, dict if kind == "dict" else OrderedDict)
         if kind in ("tensor", "parameter", "ndarray", "numpy_scalar", "device_array"):
             return self._array(node, path)
-        raise FileFormatError(f"{path}: unknown node type {kind!r}")
+        raise FileFormatError(f"{where(path)}: unknown node type {kind!r:.80}")
 
     def _mapping(self, node, path, cls):
         out = cls()
         for pair in _items(node, path):
             if type(pair) is not list or len(pair) != 2:
-                raise FileFormatError(f"{path}: a dict item must be a [key, value] pair, got {_short(pair)}")
-            key = self.decode(pair[0], f"{path} key")
+                raise FileFormatError(f"{where(path)}: a dict item must be a [key, value] pair, got {_short(pair)}")
+            key = self.decode(pair[0], (path, KEY))
             try:
                 hash(key)
             except TypeError:
-                raise FileFormatError(f"{path}: unhashable dict key {_short(pair[0])}") from None
-            out[key] = self.decode(pair[1], f"{path}[{key!r}]")
+                raise FileFormatError(f"{where(path)}: unhashable dict key {_short(pair[0])}") from None
+            out[key] = self.decode(pair[1], (path, key))
         return out
 
     def _array(self, node, path):
         name = node.get("array")
+        kind = node["type"]
         if not isinstance(name, str):
-            raise FileFormatError(f"{path}: {node['type']} node without an array member name")
+            raise FileFormatError(f"{where(path)}: {kind} node without an array member name")
         done = self._done.get(name)
         if done is not None:
-            return done
-        host = self._read_array(name)
-        kind = node["type"]
-        is_tensor = kind in ("tensor", "parameter")
-        if not dtype_allowed(host.dtype, tensor=is_tensor):
-            raise FileFormatError(f"{path}: {name} holds dtype {host.dtype}, which a {kind} cannot have")
-        if node.get("dtype") != host.dtype.name or node.get("shape") != list(host.shape):
-            raise FileFormatError(
-                f"{path}: {name} holds {host.dtype.name} {list(host.shape)}, "
-                f"data.json says {node.get('dtype')} {node.get('shape')}"
-            )
-        host = host.astype(host.dtype.newbyteorder("="), copy=False)
+            first, first_path, out = done
+            if node != first:  # one member, one object: its nodes must agree
+                raise FileFormatError(
+                    f"{where(path)}: {name} is also {where(first_path)}, whose node says otherwise: "
+                    f"{_short(node)} against {_short(first)}"
+                )
+            return out
+        dtype = dtype_named(node.get("dtype"), tensor=kind in ("tensor", "parameter"))
+        if dtype is None:
+            raise FileFormatError(f"{where(path)}: a {kind} node with the dtype {node.get('dtype')!r:.40}")
+        shape = node.get("shape")
+        if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
+            raise FileFormatError(f"{where(path)}: a {kind} node with the shape {shape!r:.80}")
+        if kind == "numpy_scalar" and shape:
+            raise FileFormatError(f"{where(path)}: a numpy_scalar must be 0-d, {name} has shape {tuple(shape)}")
+        try:
+            host = self._read_array(name, dtype, shape)
+        except FileFormatError as exc:
+            raise FileFormatError(f"{where(path)}: {exc}") from None
         if kind == "ndarray":
             out = host
         elif kind == "numpy_scalar":
-            if host.ndim != 0:
-                raise FileFormatError(f"{path}: a numpy_scalar must be 0-d, {name} has shape {host.shape}")
             out = host[()]
         else:
             device = node.get("device")
             if not isinstance(device, str):
-                raise FileFormatError(f"{path}: {kind} node without a device")
-            data = self._place(host, device, path)
+                raise FileFormatError(f"{where(path)}: {kind} node without a device")
+            data = self._place(host, device, where(path))
             out = data if kind == "device_array" else self._tensor(data, node, path)
-        self._done[name] = out
+        self._done[name] = (node, path, out)
         return out
 
     def _tensor(self, data, node, path):
         requires_grad = node.get("requires_grad")
         if type(requires_grad) is not bool:
-            raise FileFormatError(f"{path}: tensor node without a true/false requires_grad")
+            raise FileFormatError(f"{where(path)}: tensor node without a true/false requires_grad")
         if requires_grad and np.dtype(node["dtype"]).kind != "f":
-            raise FileFormatError(f"{path}: a tensor of dtype {node['dtype']} cannot require grad")
+            raise FileFormatError(f"{where(path)}: a tensor of dtype {node['dtype']} cannot require grad")
         if node["type"] == "parameter":
             return Parameter(wrap(data), requires_grad=requires_grad)
         t = wrap(data)
@@ -239,10 +247,22 @@ class Decoder:
         return t
 
 
+KEY = object()  # the path step from a dict to one of its keys (where() writes it ' key')
+
+
+def where(path) -> str:
+    """``obj['layers'][2]`` from a path: the root's name, or a (parent path, key or index) pair."""
+    steps = []
+    while type(path) is tuple:
+        path, step = path
+        steps.append(" key" if step is KEY else f"[{_short(step)}]")
+    return str(path) + "".join(reversed(steps))
+
+
 def _items(node, path) -> list:
     items = node.get("items")
     if type(items) is not list:
-        raise FileFormatError(f"{path}: {node['type']} node without an items list")
+        raise FileFormatError(f"{where(path)}: {node['type']} node without an items list")
     return items
 
 
