@@ -198,7 +198,8 @@ BAD = [
         "state-value-shape",
         lambda: nn.Linear(2, 1).load_state_dict({"weight": np.zeros((2, 1)), "bias": np.zeros(1)}),
         tt.ShapeError,
-        r"weight has shape \(2, 1\) in the state dict, \(1, 2\) in the module",
+        r"size mismatch for weight: copying a param with shape \(2, 1\) from checkpoint, the shape in current model "
+        r"is \(1, 2\)",
     ),
 ]
 
