@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
@@ -72,11 +73,12 @@ def cublas() -> Path:
     """A folder holding nvidia/cu13 from PyPI's cuBLAS 13 wheel (downloaded once, then reused)."""
     root = CACHE / "cublas13"
     if not (root / "nvidia" / "cu13" / "lib" / "libcublas.so.13").exists():
-        download = CACHE / "cublas13-download"
-        _pip("download", "-q", "--no-deps", "-d", str(download), CUBLAS13)
-        wheel = max(download.glob("nvidia_cublas-*.whl"), key=lambda p: p.stat().st_mtime)
-        with zipfile.ZipFile(wheel) as archive:
-            archive.extractall(root)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=CACHE) as download:  # the 0.4 GB wheel is read once
+            _pip("download", "-q", "--no-deps", "-d", download, CUBLAS13)
+            wheel = next(Path(download).glob("nvidia_cublas-*.whl"))
+            with zipfile.ZipFile(wheel) as archive:
+                archive.extractall(root)
         for lib in (root / "nvidia" / "cu13" / "lib").iterdir():
             lib.chmod(0o755)
     return root
