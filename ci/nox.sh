@@ -18,13 +18,13 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 export PATH="$tools/bin:$PATH"
-# A full `-t ci` run from empty caches peaks at about 15 GB over what it started with (the README's
-# "disk" figure): warn early rather than fail on a full disk half an hour in.
-need_kb=$((15 * 1024 * 1024))
+# A full `-t ci` run from empty caches peaks at about 14 GiB over what it started with (the README's
+# figure): warn early rather than fail on a full disk half an hour in.
+need_kb=$((16 * 1000 * 1000 * 1000 / 1024))
 mkdir -p "$cache"
 free_kb=$(df -Pk "$cache" | awk 'NR==2 {print $4}')
 if [ "${free_kb:-0}" -lt "$need_kb" ]; then
-  echo "ci/nox.sh: WARNING: $((free_kb / 1024)) MB free where the caches go ($cache); a full CI run from empty caches needs about 15 GB" >&2
+  echo "ci/nox.sh: WARNING: $((free_kb / 1024)) MB free where the caches go ($cache); a full CI run from empty caches needs about 16 GB" >&2
 fi
 # The release matrix's newest CPython (buildsys/release_matrix.py), for tests_cpu and the cp314
 # wheel, where none is installed (ci/dev/install-python.sh: Debian testing's build, bundled).
