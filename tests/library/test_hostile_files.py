@@ -121,7 +121,9 @@ def test_hostile_file_is_refused_within_a_constant_of_memory(case: Case, tmp_pat
 @needs_linux
 @pytest.mark.parametrize("kind", ["tt", "1.x"])
 def test_a_file_loads_in_its_arrays_size_plus_a_constant(kind, tmp_path):
-    # 64 MiB of float32 with every page written: one copy of the array fits the limit, two do not.
+    # 64 MiB of float32 with every page written: the peak may hold one copy of the array, not two.
+    # The address-space limit only stops a runaway load: how much address space a malloc reserves
+    # for 64 MiB is the allocator's business (a preloaded jemalloc's differs from glibc's).
     declared = 64 * MiB
     w = np.arange(declared // 4, dtype=np.float32)
     path = tmp_path / "big.tt"
@@ -129,7 +131,7 @@ def test_a_file_loads_in_its_arrays_size_plus_a_constant(kind, tmp_path):
         save({"w": w}, path)
     else:  # a 1.x file holds its arrays in the pickle: the data is read once, then kept
         path.write_bytes(pickle.dumps({"w": w}, protocol=4))
-    outcome = _load_in_child(path, declared + _CONSTANT)
+    outcome = _load_in_child(path, _ALLOWANCE)
     assert outcome.get("loaded") == {"w": ["float32", [declared // 4]]}, outcome
     assert declared <= outcome["growth"] < declared + _CONSTANT, (
         f"peak memory rose by {outcome['growth'] / MiB:.1f} MiB"
