@@ -1,0 +1,16 @@
+"""Names the package's annotations share for what static types cannot pin down.
+
+An array is whatever the tensor's array namespace makes: a numpy.ndarray, a CuPy ndarray or an
+array_api_strict Array. They share no static type (CuPy and array_api_strict are optional and
+untyped), so annotations say ``Array``, which is Any to a type checker and documents the intent.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any, TypeAlias
+
+Array: TypeAlias = Any  # numpy.ndarray, cupy.ndarray or array_api_strict's Array
+Namespace: TypeAlias = ModuleType | Any  # an array namespace: numpy, cupy, array_api_strict
+DType: TypeAlias = Any  # a dtype of the array's own namespace (numpy.dtype, cupy's, array_api_strict's)
+Shape: TypeAlias = tuple[int, ...]
