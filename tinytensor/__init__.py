@@ -183,4 +183,13 @@ def _warn_of_a_second_variant() -> None:
             warnings.warn(message, _install.InstallConflictWarning, stacklevel=3)
 
 
+def _warn_of_a_cpu_only_fallback() -> None:
+    message = _install.fallback_message()
+    if message:
+        import warnings
+
+        warnings.warn(message, _install.CpuOnlyBuildWarning, stacklevel=3)
+
+
 _warn_of_a_second_variant()
+_warn_of_a_cpu_only_fallback()

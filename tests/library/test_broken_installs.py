@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from checkout import from_checkout
+from shared_library import compile_library
 
 import tinytensor as tt
 
@@ -108,6 +109,51 @@ def test_a_damaged_build_record(record, marks, tmp_path):
     assert report["package"]["distribution"] == "pytinytensor (damaged build record)"
 
 
+_FALLBACK = {
+    "distribution": "pytinytensor",
+    "variant": "default",
+    "mode": "auto",
+    "extension": "skipped",
+    "reason": "nvcc (CUDA 12 or newer) not found",
+}
+
+
+def _import_warnings(site: Path, tmp_path: Path) -> str:
+    env = dict(os.environ, PYTHONPATH=str(site))
+    proc = subprocess.run(
+        [sys.executable, "-c", "import tinytensor"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stderr
+
+
+def test_a_build_that_fell_back_to_cpu_only_warns_at_import(tmp_path):
+    """pip shows the build's own warning only with -v: the import says it, once, with the cause."""
+    site = _install(tmp_path / "site", _FALLBACK)
+    stderr = _import_warnings(site, tmp_path)
+    assert stderr.count("CpuOnlyBuildWarning") == 1, stderr
+    for words in (
+        "built without its CUDA extension",
+        _FALLBACK["reason"],
+        "python -m tinytensor",
+        "TINYTENSOR_BUILD_EXTENSION=0",
+    ):
+        assert words in stderr, stderr
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {**_FALLBACK, "mode": "0", "reason": "a CPU-only build was requested (TINYTENSOR_BUILD_EXTENSION=0)"},
+        {"distribution": "pytinytensor", "variant": "default", "mode": "auto", "extension": "built"},
+    ],
+    ids=["cpu-only-on-purpose", "built"],
+)
+def test_no_import_warning_without_a_fallback(record, tmp_path):
+    site = _install(tmp_path / "site", record)
+    assert "Warning" not in _import_warnings(site, tmp_path)
+
+
 # NVRTC as the loader checks it: nvrtcVersion gives the CUDA minor the requirement pins (12.9.*)
 _NVRTC = {
     "works": "int nvrtcVersion(int *major, int *minor) { *major = 12; *minor = 9; return 0; }\n",
@@ -119,17 +165,10 @@ _NVRTC = {
 @pytest.fixture(scope="module")
 def nvrtc_libraries(tmp_path_factory) -> dict[str, Path]:
     """{name: libnvrtc.so.12 built from that body}, compiled with the system's C compiler."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip(reason="no C compiler (cc) to build a libnvrtc.so.12 with")
-    built = {}
-    for name, body in _NVRTC.items():
-        folder = tmp_path_factory.mktemp(f"nvrtc_{name}")
-        (folder / "nvrtc.c").write_text(body)
-        library = folder / "libnvrtc.so.12"
-        subprocess.run([cc, "-shared", "-fPIC", "-o", str(library), "nvrtc.c"], check=True, cwd=folder)
-        built[name] = library
-    return built
+    return {
+        name: compile_library(tmp_path_factory.mktemp(f"nvrtc_{name}"), "libnvrtc.so.12", body)
+        for name, body in _NVRTC.items()
+    }
 
 
 def _release_install(site: Path, nvrtc_library: Path, **manifest_changes) -> Path:

@@ -75,6 +75,30 @@ def build_config_damage() -> tuple[str, str] | None:
     return f"the installed build record {why}, so the CUDA extension is not used", fix
 
 
+class CpuOnlyBuildWarning(UserWarning):
+    """This install was built from source without its CUDA extension, because the build could not
+    make it (pytinytensor's forgiving build): it works, on the CPU only."""
+
+
+def fallback_message() -> str | None:
+    """The import's warning where the build fell back to CPU-only; None otherwise.
+
+    pip shows a build's output only with -v, so the build's own warning goes unseen. A user who
+    builds from source (the CPU wheel needs no build) expects the extension; one who wants CPU-only
+    asks for it (TINYTENSOR_BUILD_EXTENSION=0), which records no fallback and so never warns.
+    """
+    config = build_config()
+    if config.get("mode") != "auto" or config.get("extension") != "skipped":
+        return None
+    return (
+        f"{config.get('distribution', 'pytinytensor')} was built without its CUDA extension, so "
+        f"tensors stay on the CPU: {config.get('reason', 'the build recorded no reason')}. "
+        "`python -m tinytensor` shows what is missing. For the GPU, install pytinytensor-cu12 (a "
+        "prebuilt wheel), or rebuild with a CUDA toolkit; to build CPU-only on purpose, and not see "
+        "this again, rebuild with TINYTENSOR_BUILD_EXTENSION=0."
+    )
+
+
 class InstallConflictWarning(UserWarning):
     """More than one tinytensor distribution is installed over the same files."""
 

@@ -64,7 +64,7 @@ def install_and_describe(wheel: Path, work: Path) -> dict:
     )
     out = subprocess.run([str(venv / "bin" / "python"), "-c", probe], capture_output=True, text=True, cwd=work)
     assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+    return {**json.loads(out.stdout), "stderr": out.stderr}
 
 
 def forgiving(sdist, work, env, cause_words, **build):
@@ -81,6 +81,9 @@ def forgiving(sdist, work, env, cause_words, **build):
     for word in cause_words:
         assert word in described["config"]["reason"]
         assert word in described["reason"]  # tinytensor.cuda_unavailable_reason() passes it on
+    # pip hides the build's warning: the import repeats it, once, with the cause and the preflight
+    assert described["stderr"].count("CpuOnlyBuildWarning") == 1, described["stderr"]
+    assert described["config"]["reason"] in described["stderr"] and "python -m tinytensor" in described["stderr"]
     return warning
 
 
