@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from shared_library import compile_library
 
 import tinytensor as tt
 
@@ -40,20 +40,12 @@ _DRIVERS = {
 @pytest.fixture(scope="module")
 def drivers(tmp_path_factory) -> dict[str, Path]:
     """{name: folder holding that libcuda.so.1}, each compiled with the system's C compiler."""
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip(reason="no C compiler (cc) to build a libcuda.so.1 with")
-    folders = {}
-    for name, body in _DRIVERS.items():
-        folder = tmp_path_factory.mktemp(f"driver_{name}")
-        (folder / "libcuda.c").write_text(body)
-        subprocess.run(
-            [cc, "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", str(folder / "libcuda.so.1"), "libcuda.c"],
-            check=True,
-            cwd=folder,
-        )
-        folders[name] = folder
-    return folders
+    return {
+        name: compile_library(
+            tmp_path_factory.mktemp(f"driver_{name}"), "libcuda.so.1", body, soname="libcuda.so.1"
+        ).parent
+        for name, body in _DRIVERS.items()
+    }
 
 
 # A stand-in CuPy that answers every query the probe makes, as a CUDA 12.8 CuPy with one GPU does;

@@ -31,7 +31,7 @@ def test_replaces_an_existing_file(tmp_path):
 def test_other_file_system_copies(tmp_path):
     shm = Path("/dev/shm")
     if not shm.is_dir() or os.stat(shm).st_dev == os.stat(tmp_path).st_dev or not os.access(shm, os.W_OK):
-        pytest.skip("no writable second file system (/dev/shm) beside the temporary folder")
+        pytest.skip(reason="no writable second file system (/dev/shm) beside the temporary folder")
     source = tmp_path / "a.whl"
     source.write_bytes(b"wheel bytes")
     dest = shm / f"tt-link-or-copy-{os.getpid()}.whl"
