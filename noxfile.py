@@ -1,3 +1,4 @@
+#!/usr/bin/env -S uv run --script
 # /// script
 # dependencies = ["nox==2026.10.20", "uv==0.13.9"]
 # ///
@@ -88,7 +89,10 @@ def _report_gpu_part(session, result: dict) -> None:
 
 @nox.session(python=PYTHONS[-1], tags=["ci"])
 def lint(session):
-    """ruff: lint and formatting; mypy: types ([tool.mypy]); import-linter: the library's layers ([tool.importlinter])."""
+    """Lint, formatting, strict types and the library's import layers.
+
+    ruff (lint and format), mypy ([tool.mypy]), import-linter ([tool.importlinter]).
+    """
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
@@ -98,7 +102,7 @@ def lint(session):
 
 @nox.session(python=PYTHONS, tags=["ci"])
 def tests_cpu(session):
-    """The package without CuPy and without the extension: the whole suite that applies."""
+    """The whole suite that applies to the package without CuPy and without the extension."""
     session.install(".", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
     session.install(*TEST_DEPS)
     if session.python == ORACLE_PYTHON:
@@ -109,8 +113,11 @@ def tests_cpu(session):
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def tests_cupy(session):
-    """CuPy installed, extension not built. Without a GPU: install, import and reasons are checked,
-    and the session says plainly that the GPU part was skipped and why."""
+    """The suite with CuPy installed and the extension not built.
+
+    Without a GPU: install, import and reasons are checked, and the session says plainly that the
+    GPU part was skipped and why.
+    """
     session.install(".[cuda12]", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
     session.install(*TEST_DEPS)
     _install_torch(session)
@@ -130,9 +137,12 @@ def _cuda_toolchain(session) -> dict[str, str]:
 
 @nox.session(python=ORACLE_PYTHON, default=False)
 def tests_gpu(session):
-    """CuPy plus the built extension (the cu12 variant, strict): the op suite on the GPU, the kernels
-    against CuPy, the digits example on cuda, diagnostics and GPU benchmarks (ci/release/gpu_check.py).
-    Needs a GPU to run its GPU part; set TINYTENSOR_REQUIRE_GPU=1 on GPU machines so skips fail."""
+    """The GPU check: the built cu12 extension with CuPy, on a GPU.
+
+    The op suite on the GPU, the kernels against CuPy, the digits example on cuda, diagnostics and
+    GPU benchmarks (ci/release/gpu_check.py). Needs a GPU to run its GPU part; set
+    TINYTENSOR_REQUIRE_GPU=1 on GPU machines so that skips fail.
+    """
     variant = os.environ.get("TINYTENSOR_CUDA_VARIANT", "cu12")
     env = {**_cuda_toolchain(session), "TINYTENSOR_CUDA_VARIANT": variant}
     dist = Path(session.create_tmp()) / "dist"
@@ -165,15 +175,18 @@ GPU_REHEARSAL_PYTHON = "3.12"  # the oldest numpy 2.5 supports; a newer one with
 
 @nox.session(python=GPU_REHEARSAL_PYTHON, tags=["ci"], default=False)
 def gpu_rehearsal(session):
-    """The offline GPU check on a CUDA 13 toolkit, here without a GPU (ci/dev/gpu_rehearsal.py): fails
-    if anything but the missing GPU goes wrong. `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc."""
+    """The GPU check rehearsed without a GPU, on a CUDA 13 toolkit.
+
+    ci/dev/gpu_rehearsal.py: fails if anything but the missing GPU goes wrong.
+    `-- --cuda13-from-pip`: PyPI's CUDA 13 nvcc.
+    """
     session.install(*GPU_MACHINE_PACKAGES)
     session.run("python", "-m", "ci.dev.gpu_rehearsal", *session.posargs)
 
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def build_faults(session):
-    """Real builds from the sdist for each toolchain fault, both variants (tests/tooling/build)."""
+    """Real builds from the sdist for each toolchain fault, in both variants."""
     session.install(*nox.project.dependency_groups(PYPROJECT, "build-tests"))
     env = {"TT_BUILD_TESTS": "1"}
     _pytest_plain(session, "tests/tooling/build", "-v", env=env)
@@ -191,7 +204,7 @@ def _pytest_plain(session, *args, env):
 
 @nox.session(python=ORACLE_PYTHON, default=False)
 def bench(session):
-    """CPU benchmarks (ratios against numpy and PyTorch, one process), then GPU ones if a GPU exists."""
+    """Benchmarks: ratios against numpy and PyTorch in one process, on the GPU too if there is one."""
     session.install(".", env={"TINYTENSOR_BUILD_EXTENSION": "0"})
     _install_torch(session)
     env = {"OPENBLAS_NUM_THREADS": "1"}
@@ -201,8 +214,11 @@ def bench(session):
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def release(session):
-    """The release rehearsal (the README's main job): sdist + pytinytensor-cu12 wheel through the
-    cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested."""
+    """The release rehearsal, end to end: the main job.
+
+    Both sdists, the CPU wheel, the library wheel and the per-Python cu12 wheels through the
+    cibuildwheel configuration, checked, uploaded to a local index, installed fresh and tested.
+    """
     # the `release` group from its hash lock (ci/release/locks/update.sh keeps it current; the rehearsal checks)
     session.install("--require-hashes", "-r", "ci/release/locks/release.txt")
     # ci/release/publish.py and placeholders.py against a real pypiserver with twine, the release table,
@@ -221,16 +237,22 @@ def release(session):
 
 @nox.session(python=ORACLE_PYTHON, tags=["ci"], default=False)
 def release_aarch64(session):
-    """The aarch64 library wheel and a per-Python wheel, built with [tool.cibuildwheel]'s hooks in an
-    emulated Debian arm64 root filesystem, installed and tested there (qemu; root)."""
+    """The aarch64 release files, rehearsed under emulation.
+
+    The aarch64 library wheel and a per-Python wheel, built with [tool.cibuildwheel]'s hooks in an
+    emulated Debian arm64 root filesystem, installed and tested there (qemu; root).
+    """
     session.install("--require-hashes", "-r", "ci/release/locks/release.txt")
     session.run("python", "-m", "ci.dev.rehearsal.aarch64", *session.posargs)
 
 
 @nox.session(python=PYTHONS[-1], tags=["ci"], default=False)
 def workflows(session):
-    """zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),
-    and cibuildwheel's build identifiers against the intended list."""
+    """Checks of the GitHub workflows, the cibuildwheel configuration and pre-commit's.
+
+    zizmor --offline, check-jsonschema (GitHub workflows; cibuildwheel's schema for its config),
+    and cibuildwheel's build identifiers against the intended list.
+    """
     session.install(*nox.project.dependency_groups(PYPROJECT, "workflows"))
     session.run("python", "-m", "ci.dev.check_workflows")
 
