@@ -1,5 +1,8 @@
 """Train an MLP on scikit-learn's bundled 8x8 digits (no download) with tinytensor.
 
+Needs scikit-learn besides tinytensor: `pip install scikit-learn`, or in a checkout
+`pip install --group examples` (pip 25.1 or newer).
+
     python examples/train_digits.py                 # CPU, about 10 s, ~97% test accuracy
     python examples/train_digits.py --device cuda   # on a GPU
 
@@ -13,7 +16,11 @@ import sys
 import time
 
 import numpy as np
-from sklearn.datasets import load_digits
+
+try:  # the one need beyond tinytensor: said plainly, not as a traceback
+    from sklearn.datasets import load_digits
+except ImportError:
+    sys.exit(f"{__file__}: needs scikit-learn (its bundled digits): pip install scikit-learn")
 
 import tinytensor as tt
 from tinytensor import nn, optim

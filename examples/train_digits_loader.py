@@ -1,5 +1,8 @@
 """Train a digits classifier the PyTorch way, then save it, reload it and check the reload.
 
+Needs scikit-learn besides tinytensor: `pip install scikit-learn`, or in a checkout
+`pip install --group examples` (pip 25.1 or newer).
+
 Uses scikit-learn's bundled 8x8 digits (no download) and tinytensor's training toolkit: a
 DataLoader over a TensorDataset, CrossEntropyLoss with label smoothing, AdamW with a cosine
 learning-rate schedule, early stopping on a validation split, a progress bar, and a checkpoint.
@@ -21,8 +24,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
+
+try:  # the one need beyond tinytensor: said plainly, not as a traceback
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+except ImportError:
+    sys.exit(f"{__file__}: needs scikit-learn (its bundled digits): pip install scikit-learn")
 
 import tinytensor as tt
 from tinytensor import nn, optim

@@ -63,3 +63,14 @@ def test_loader_example_trains_saves_and_reloads_on_cpu(tmp_path):
 
 def test_loader_example_trains_saves_and_reloads_on_cuda(gpu, tmp_path):
     assert _train_with_loader(gpu, tmp_path / "ckpt") >= 0.9
+
+
+@pytest.mark.parametrize("example", [EXAMPLE, LOADER_EXAMPLE], ids=lambda p: p.name)
+def test_an_example_without_scikit_learn_names_it(example):
+    """The examples' one need beyond tinytensor is said in one line, not as a traceback."""
+    hide = "import runpy, sys; sys.modules['sklearn'] = None; sys.argv = [sys.argv[1]]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    proc = subprocess.run([sys.executable, "-c", hide, str(example)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert "needs scikit-learn" in proc.stderr and "pip install scikit-learn" in proc.stderr, proc.stderr
+    assert "scikit-learn" in (example.read_text(encoding="utf-8").split('"""')[1])  # its docstring says so first
