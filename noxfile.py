@@ -89,15 +89,30 @@ def _report_gpu_part(session, result: dict) -> None:
 
 @nox.session(python=PYTHONS[-1], tags=["ci"])
 def lint(session):
-    """Lint, formatting, strict types and the library's import layers.
+    """Lint, formatting, strict types, spelling and the library's import layers.
 
-    ruff (lint and format), mypy ([tool.mypy]), import-linter ([tool.importlinter]).
+    ruff (lint and format), mypy ([tool.mypy]), import-linter ([tool.importlinter]), codespell
+    ([tool.codespell]) and mdformat (Markdown): the tools .pre-commit-config.yaml runs, at its pins.
     """
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
     session.run("ruff", "format", "--check", ".")
     session.run("mypy")
     session.run("lint-imports", "--no-cache")  # its default cache would sit inside tinytensor/
+    session.run("codespell")
+    session.run("mdformat", "--check", *_markdown_files())
+
+
+# Markdown written by a generator, which formats it itself (ci/dev/operations_doc.py)
+GENERATED_MARKDOWN = {"docs/operations.md"}
+
+
+def _markdown_files() -> list[str]:
+    """The project's Markdown pages that mdformat keeps formatted (the same set as its pre-commit hook)."""
+    pages = [*ROOT.glob("*.md"), *ROOT.glob("docs/**/*.md")]
+    return sorted(
+        p.relative_to(ROOT).as_posix() for p in pages if p.relative_to(ROOT).as_posix() not in GENERATED_MARKDOWN
+    )
 
 
 @nox.session(python=PYTHONS, tags=["ci"])

@@ -2,10 +2,10 @@
 actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
 configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
 cibuildwheel would build against the release matrix (buildsys/release_matrix.py), release.yml's
-and pyproject's matrices against it (tests/tooling/test_release_matrix.py), and the order of each
-publishing job's steps (upload rules, plan,
-the library wheels, wait, the rest; placeholders.yml: upload rules before the upload). Run by
-`nox -s workflows`."""
+and pyproject's matrices against it (tests/tooling/test_release_matrix.py), the pre-commit hooks'
+pins against the dependency groups' (tests/tooling/test_precommit_pins.py), and the order of each
+publishing job's steps (upload rules, plan, the library wheels, wait, the rest; placeholders.yml:
+upload rules before the upload). Run by `nox -s workflows`."""
 
 from __future__ import annotations
 
@@ -95,7 +95,7 @@ def main() -> int:
             raise SystemExit(f"cibuildwheel would build {got} for {arch}, intended {intended}")
     # the release matrix against release.yml and [tool.cibuildwheel] (PyYAML is here, not in tests_cpu)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
-    run(*pytest, "tests/tooling/test_release_matrix.py")
+    run(*pytest, "tests/tooling/test_release_matrix.py", "tests/tooling/test_precommit_pins.py")
     check_publishing()
     print("workflow checks: zizmor clean, schemas valid, build identifiers and publishing order as intended")
     return 0
