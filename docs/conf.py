@@ -4,7 +4,7 @@ Why Sphinx: autodoc and napoleon read the docstrings as they are written (reStru
 literals, NumPy-style sections), MyST-Parser keeps every page Markdown (the README, the
 CHANGELOG and these pages are one dialect, and the tests run their code blocks alike), and
 pydata-sphinx-theme is the theme of numpy, SciPy, pandas and CuPy, the sites our users read.
-mkdocs 1.x, the base of mkdocs-material and mkdocstrings, is no longer maintained.
+mkdocs, which mkdocs-material and mkdocstrings build on, has had no release since 1.6.1 (2024).
 
 The build is nitpicky with warnings as errors: every cross-reference must resolve. Nothing is
 fetched while building (no intersphinx): references to numpy, CuPy and the standard library
@@ -12,9 +12,6 @@ that Sphinx cannot resolve offline are listed in ``nitpick_ignore_regex`` below.
 """
 
 from __future__ import annotations
-
-import importlib
-from typing import Any
 
 import tinytensor
 
@@ -51,10 +48,12 @@ napoleon_use_rtype = False
 nitpicky = True
 nitpick_ignore_regex = [
     # The standard library, numpy and CuPy: resolvable only with their inventories (none is fetched).
-    (r"py:.*", r"(numpy|np|cupy|cp|array_api_strict|collections|_collections_abc|typing|types|os|io|pathlib|_pickle|pickle)\..*"),
+    (
+        r"py:.*",
+        r"(numpy|np|cupy|cp|array_api_strict|collections|_collections_abc|typing|types|os|io|pathlib|_pickle|pickle)\..*",
+    ),
     # The package's typing aliases (array_types: numpy, CuPy and array_api_strict arrays share no type).
     (r"py:.*", r"tinytensor\.array_types\..*"),
-    (r"py:.*", r"(Array|ArrayLike|DTypeLike|DeviceLike|Scalar|Shape|Axis|Path|PathLike|Any|Self)"),
     # Base classes and result types a public signature names but users never import: their
     # members are documented on the public classes that use them.
     (r"py:class", r"tinytensor\.nn\.losses\._\w+"),
@@ -73,41 +72,3 @@ html_theme_options = {
     "show_toc_level": 2,
 }
 html_show_sourcelink = False
-
-
-def _public_target(env: Any, target: str) -> str | None:
-    """The documented public name of the object at ``target`` (a defining module's path, such as
-    ``tinytensor.tensor.Tensor``): type hints name where an object is defined, the reference
-    documents it where users import it (``tinytensor.Tensor``)."""
-    module_name, _, attr = target.rpartition(".")
-    try:
-        obj = getattr(importlib.import_module(module_name), attr)
-    except (ImportError, AttributeError, ValueError):
-        return None
-    documented = env.get_domain("py").objects
-    for name in sorted(documented, key=len):
-        if name.rpartition(".")[2] != attr or not name.startswith("tinytensor."):
-            continue
-        owner, _, short = name.rpartition(".")
-        try:
-            if getattr(importlib.import_module(owner), short) is obj:
-                return name
-        except (ImportError, AttributeError):
-            continue
-    return None
-
-
-def _resolve_to_public(app: Any, env: Any, node: Any, contnode: Any) -> Any:
-    if node.get("refdomain") != "py" or not node.get("reftarget", "").startswith("tinytensor."):
-        return None
-    public = _public_target(env, node["reftarget"])
-    if public is None:
-        return None
-    domain = env.get_domain("py")
-    return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], public, node, contnode)
-
-
-def setup(app: Any) -> None:
-    app.connect("missing-reference", _resolve_to_public)
-
-
