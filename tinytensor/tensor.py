@@ -184,7 +184,7 @@ class Tensor(TensorOps):
 
     @property
     def grad(self) -> Tensor | None:
-        """The gradient after backward: a Tensor of this tensor's shape on its device, or None."""
+        """The gradient after backward (a Tensor of this tensor's shape on its device), or None."""
         try:
             grad = self._grad
         except AttributeError:

@@ -139,7 +139,7 @@ class ConcatDataset(Dataset):
 
 
 def random_split(dataset, lengths, generator=None) -> list[Subset]:
-    """Split ``dataset`` at random into non-overlapping ``Subset``s of the given lengths.
+    """Split ``dataset`` at random into non-overlapping ``Subset`` objects of the given lengths.
 
     As ``torch.utils.data.random_split``: ``lengths`` are sample counts that sum to
     ``len(dataset)``, or fractions that sum to 1; each fraction gives ``floor(len * fraction)``

@@ -55,7 +55,7 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalize each channel (axis 1) of an (N, C, *) input, then scale by ``weight`` and shift by ``bias``.
+    """Normalize each channel (axis 1) of an ``(N, C, *)`` input, then scale by ``weight`` and shift by ``bias``.
 
     ``training=True`` normalizes with the batch's mean and biased variance over every axis but 1,
     and, where given, updates ``running_mean``/``running_var`` in place with

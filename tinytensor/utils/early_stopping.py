@@ -22,7 +22,7 @@ class EarlyStopping:
     becomes True (and stays True), and with ``restore_best_weights`` the model gets back the
     weights of its best epoch. The attributes are pytinytensor 1.x's: ``best_loss``, ``counter``
     (epochs since the last improvement), ``early_stop``, ``best_state_dict`` (a copy of the
-    model's state at its best epoch, kept on the parameters' devices).
+    model's state at its best epoch, kept on the parameters' devices). For example::
 
         stopper = EarlyStopping(model, patience=7, min_delta=0.01)
         for epoch in range(100):

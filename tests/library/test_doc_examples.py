@@ -1,12 +1,13 @@
-"""Every ```python block in README.md runs as written, on its own, on a CPU-only machine.
+"""Every ```python block of the project's pages runs as written, on its own, on a CPU-only machine.
 
-Each block is a test (its id is the README line of its opening fence): it runs in a fresh
-interpreter, in an empty temporary directory, importing the same tinytensor this test process
-tests, with CUDA_VISIBLE_DEVICES="" so that a GPU machine checks what a reader without a GPU
-gets. A block that fails is a README to fix: a reader copies one block, not the ones above it.
+The pages: README.md, CHANGELOG.md, CONTRIBUTING.md and every docs/**/*.md. Each block is a test
+(its id is the page and the line of its opening fence): it runs in a fresh interpreter, in an
+empty temporary directory, importing the same tinytensor this test process tests, with
+CUDA_VISIBLE_DEVICES="" so that a GPU machine checks what a reader without a GPU gets. A block
+that fails is a page to fix: a reader copies one block, not the ones above it.
 
-README.md is found beside tests/ (a checkout); where tests/ was copied alone (cibuildwheel's
-test-sources), there is no README to check and the test says so.
+The pages are found beside tests/ (a checkout, or cibuildwheel's test-sources); a page or folder
+that is not there is a skip that names it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ["README.md", "CHANGELOG.md", "CONTRIBUTING.md"]
+DOCS = "docs"
 
 # A CommonMark fence: up to 3 spaces, then 3+ backticks or tildes, then the info string.
 _FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\s`]*)")
@@ -49,11 +52,25 @@ def python_blocks(text: str) -> list[tuple[int, int, str]]:
     return blocks
 
 
+def _pages() -> list[Path]:
+    return [ROOT / name for name in PAGES] + sorted((ROOT / DOCS).rglob("*.md"))
+
+
+def _absent(relative: str):
+    reason = f"{relative} is not beside tests/ ({ROOT / relative} not found): tests/ was copied without it"
+    return pytest.param(None, id=f"{relative}-not-found", marks=pytest.mark.skip(reason=reason))
+
+
 def _params():
-    if not README.is_file():
-        reason = f"README.md is not beside tests/ ({README} not found): tests/ was copied without the checkout"
-        return [pytest.param(None, id="README-not-found", marks=pytest.mark.skip(reason=reason))]
-    return [pytest.param(block, id=f"README.md-line{block[0]}") for block in python_blocks(README.read_text("utf-8"))]
+    params = [_absent(name) for name in PAGES if not (ROOT / name).is_file()]
+    if not (ROOT / DOCS).is_dir():
+        params.append(_absent(f"{DOCS}/"))
+    for page in _pages():
+        if page.is_file():
+            relative = page.relative_to(ROOT).as_posix()
+            blocks = python_blocks(page.read_text("utf-8"))
+            params += [pytest.param((relative, *block), id=f"{relative}-line{block[0]}") for block in blocks]
+    return params
 
 
 def _numbered(code: str, first: int) -> str:
@@ -61,12 +78,12 @@ def _numbered(code: str, first: int) -> str:
 
 
 @pytest.mark.parametrize("block", _params())
-def test_readme_block_runs_on_cpu(block, tmp_path):
+def test_block_runs_on_cpu(block, tmp_path):
     import tinytensor
 
-    fence_line, first_line, code = block
-    # Blank lines in front, so a traceback's line numbers are the README's.
-    script = tmp_path / "readme_block.py"
+    page, fence_line, first_line, code = block
+    # Blank lines in front, so a traceback's line numbers are the page's.
+    script = tmp_path / "page_block.py"
     script.write_text("\n" * (first_line - 1) + code, encoding="utf-8")
     package_parent = str(Path(tinytensor.__file__).resolve().parent.parent)
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", PYTHONPATH=package_parent, CUDA_VISIBLE_DEVICES="")
@@ -75,8 +92,8 @@ def test_readme_block_runs_on_cpu(block, tmp_path):
     )
     if proc.returncode != 0:
         pytest.fail(
-            f"README.md's python block at line {fence_line} fails when run as written on a CPU-only machine "
-            f"(exit code {proc.returncode}); fix the README:\n{_numbered(code, first_line)}\n"
+            f"{page}'s python block at line {fence_line} fails when run as written on a CPU-only machine "
+            f"(exit code {proc.returncode}); fix the page:\n{_numbered(code, first_line)}\n"
             f"--- stderr ---\n{proc.stderr}--- stdout ---\n{proc.stdout}",
             pytrace=False,
         )
