@@ -16,6 +16,17 @@ PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 ARCHS = ("x86_64", "aarch64")
 MANYLINUX = "manylinux_2_28"  # every binary wheel's floor (the build image; auditwheel's --plat)
 
+# Where the project lives: the package page (README.md, setup.py's long_description) links only
+# to these, absolutely, since relative links break there (tests/tooling/test_readme_links.py).
+REPOSITORY = "https://github.com/IbrokhimN/tinytensor"
+DOCUMENTATION = "https://ibrokhimn.github.io/tinytensor/"  # published to GitHub Pages on release
+PROJECT_URLS = {
+    "Documentation": DOCUMENTATION,
+    "Source": REPOSITORY,
+    "Changelog": f"{REPOSITORY}/blob/main/CHANGELOG.md",
+    "Issues": f"{REPOSITORY}/issues",
+}
+
 
 @dataclass(frozen=True)
 class CudaRelease:
