@@ -1,8 +1,8 @@
 """What a release publishes, declared once: the distributions, the CPythons and architectures of
-their wheels, the manylinux floor, and each CUDA variant with its library distribution (README,
-"Release"). setup.py, the noxfile, the release's file table, the wheel contract, the placeholders
-and the rehearsal read it; tests/tooling/test_release_matrix.py holds the workflows to it. Standard library
-only, importable from a checkout or an sdist.
+their wheels, the manylinux floor, each CUDA variant with its library distribution, and the
+project's URLs (docs/maintainers/release.md). setup.py, the noxfile, the release's file table, the
+wheel contract, the placeholders and the rehearsal read it; tests/tooling/test_release_matrix.py
+holds the workflows to it. Standard library only, importable from a checkout or an sdist.
 """
 
 from __future__ import annotations
