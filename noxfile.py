@@ -171,7 +171,7 @@ def tests_gpu(session):
     _report_gpu_part(session, pytest_summary.read(out / pytest_summary.FILE))
 
 
-# What a GPU machine's environment holds for the offline GPU check (README, "The GPU check"), at the
+# What a GPU machine's environment holds for the offline GPU check (docs/maintainers/gpu-check.md), at the
 # versions the rehearsal uses: CUDA 13's CuPy and NVRTC, the in-place build's pybind11 and
 # setuptools, the tests' numpy, pytest and scikit-learn. The other test dependencies are the wheels
 # ci/dev/gpu-wheels.sh downloads; PyTorch is optional (its tests skip).

@@ -1,7 +1,7 @@
 """Build pytinytensor (forgiving) or pytinytensor-cu12/-cu13 (strict) from one source tree.
 
 The variant is chosen at build time by TINYTENSOR_CUDA_VARIANT; see buildsys/variant.py and
-the README's "Building from source" section. Metadata lives here, not in pyproject.toml,
+docs/maintainers/building.md. Metadata lives here, not in pyproject.toml,
 because the distribution's name and dependencies depend on the variant.
 """
 
@@ -37,6 +37,7 @@ setup(
     long_description=(HERE / "README.md").read_text(encoding="utf-8"),
     long_description_content_type="text/markdown",
     license="MIT",
+    project_urls=release_matrix.PROJECT_URLS,
     python_requires=release_matrix.requires_python(),
     packages=find_packages(include=["tinytensor", "tinytensor.*"]),
     include_package_data=False,

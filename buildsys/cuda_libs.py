@@ -1,6 +1,6 @@
 """The one definition of pytinytensor-cuNN-libs, the CUDA runtime libraries of the release wheels
 published once per architecture: its name, version, sources, the renamed names of its libraries and
-their symbol versions, and the NVRTC it requires (README, "How the GPU libraries are found").
+their symbol versions, and the NVRTC it requires (docs/maintainers/wheel-contract.md).
 ci/release/build_cuda_libs.py builds it, setup.py makes a release wheel depend on it, and
 ci/release/repair_wheel.py points the extension at it.
 """

@@ -1,8 +1,8 @@
 """What a release publishes, declared once: the distributions, the CPythons and architectures of
-their wheels, the manylinux floor, and each CUDA variant with its library distribution (README,
-"Release"). setup.py, the noxfile, the release's file table, the wheel contract, the placeholders
-and the rehearsal read it; tests/tooling/test_release_matrix.py holds the workflows to it. Standard library
-only, importable from a checkout or an sdist.
+their wheels, the manylinux floor, each CUDA variant with its library distribution, and the
+project's URLs (docs/maintainers/release.md). setup.py, the noxfile, the release's file table, the
+wheel contract, the placeholders and the rehearsal read it; tests/tooling/test_release_matrix.py
+holds the workflows to it. Standard library only, importable from a checkout or an sdist.
 """
 
 from __future__ import annotations
@@ -15,6 +15,17 @@ BASE_NAME = "pytinytensor"
 PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 ARCHS = ("x86_64", "aarch64")
 MANYLINUX = "manylinux_2_28"  # every binary wheel's floor (the build image; auditwheel's --plat)
+
+# Where the project lives: the package page (README.md, setup.py's long_description) links only
+# to these, absolutely, since relative links break there (tests/tooling/test_readme_links.py).
+REPOSITORY = "https://github.com/IbrokhimN/tinytensor"
+DOCUMENTATION = "https://ibrokhimn.github.io/tinytensor/"  # published to GitHub Pages on release
+PROJECT_URLS = {
+    "Documentation": DOCUMENTATION,
+    "Source": REPOSITORY,
+    "Changelog": f"{REPOSITORY}/blob/main/CHANGELOG.md",
+    "Issues": f"{REPOSITORY}/issues",
+}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ if [ ! -f "$stamp" ]; then
 fi
 export PATH="$tools/bin:$PATH"
 # A full `-t ci` run from empty caches peaks at about 14 GiB over what it started with (the README's
-# figure): warn early rather than fail on a full disk half an hour in.
+# figure, beside its two commands): warn early rather than fail on a full disk half an hour in.
 need_kb=$((16 * 1000 * 1000 * 1000 / 1024))
 mkdir -p "$cache"
 free_kb=$(df -Pk "$cache" | awk 'NR==2 {print $4}')

@@ -75,7 +75,7 @@ def check_publishing() -> None:
 def main() -> int:
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
     # .github: the workflows, the local actions (.github/actions) and dependabot.yml. What the
-    # pedantic persona reports that needs the network is ignored inline, each listed in the README.
+    # pedantic persona reports that needs the network is ignored inline, each listed in docs/maintainers/security.md.
     run("zizmor", "--offline", "--no-progress", "--persona", "pedantic", "--strict-collection", ".github")
     run("check-jsonschema", "--builtin-schema", "vendor.github-workflows", *workflows)
     run("check-jsonschema", "--builtin-schema", "vendor.dependabot", ".github/dependabot.yml")

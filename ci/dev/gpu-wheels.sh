@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The pure-Python wheels of the test dependencies that a GPU machine's environment may lack, for an
-# offline GPU check (`ci/release/gpu_check.py --wheels DEST`, README): downloaded here into DEST
+# offline GPU check (`ci/release/gpu_check.py --wheels DEST`, docs/maintainers/gpu-check.md): downloaded here into DEST
 # (default .gpu-wheels/, ignored by git), at the versions of ci/release/locks/gpu-smoke.txt.
 #
 #   ci/dev/gpu-wheels.sh [DEST [PYTHON_VERSION]]   # PYTHON_VERSION: the GPU machine's (default: $PYTHON's)

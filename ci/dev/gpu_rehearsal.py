@@ -1,4 +1,4 @@
-"""The offline GPU check (the README's `ci.release.gpu_check --build-inplace --wheels ...`) on a
+"""The offline GPU check (docs/maintainers/gpu-check.md's `ci.release.gpu_check --build-inplace --wheels ...`) on a
 machine without a GPU: passes when nothing but the missing GPU fails, so that on a GPU machine only
 the GPU can change the result.
 

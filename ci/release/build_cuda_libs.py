@@ -1,5 +1,5 @@
 """Build pytinytensor-cuNN-libs, the CUDA libraries of the release wheels in one Python-independent
-wheel per architecture (README, "How the GPU libraries are found"): NVIDIA's wheels from their hash
+wheel per architecture (docs/maintainers/wheel-contract.md): NVIDIA's wheels from their hash
 lock, their libraries renamed (file, soname, needs, symbol versions), a manifest, and a reproducible
 wheel that `auditwheel repair` checks and tags without grafting anything.
 

@@ -1,4 +1,4 @@
-"""The wheel contract: what every published wheel must be, checked file by file (README, "Release"):
+"""The wheel contract: what every published wheel must be, checked file by file (docs/maintainers/wheel-contract.md):
 the per-Python pytinytensor-cuNN wheels, the per-architecture pytinytensor-cuNN-libs wheel, and the
 plain pytinytensor's pure wheel. What the packaging tools know, they check (`auditwheel show`,
 check-wheel-contents, `twine check --strict`); the rules that are ours are the functions below.

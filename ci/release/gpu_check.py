@@ -2,7 +2,7 @@
 the GPU benchmarks on cuda; each step's log, summary.json and report.md under --out.
 
     TINYTENSOR_REQUIRE_GPU=1 python -m ci.release.gpu_check --out DIR     # the installed package
-    python -m ci.release.gpu_check --build-inplace [--wheels DIR] --out DIR  # the source tree (README)
+    python -m ci.release.gpu_check --build-inplace [--wheels DIR] --out DIR  # the source tree (docs/maintainers/gpu-check.md)
 
 Exit status: 0 passed; 1 a real failure; 3 only failures that a missing GPU explains while the GPU is
 required (what `nox -s gpu_rehearsal` expects on a machine without one).

@@ -1,5 +1,5 @@
 """Publishing in an order that never leaves an index broken, and again after a failure until all is
-there (README, "Publishing"): `plan` skips what the index already holds with the same sha256, fails
+there (docs/maintainers/release.md, "Publishing"): `plan` skips what the index already holds with the same sha256, fails
 on any other file under a taken name, and stages the library wheels before the packages that
 require them; `wait` holds until the index serves a stage.
 

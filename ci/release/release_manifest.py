@@ -1,6 +1,6 @@
 """The release's files in one place: which files each building job of release.yml produces, the
 sha256 manifest each such job records (a job output and a fixed-name artifact), and the check every
-later job runs before it installs or publishes them (README, "Security").
+later job runs before it installs or publishes them (docs/maintainers/security.md).
 
     release_manifest.py expected --tag v2.0.0                  # every file a release publishes
     release_manifest.py record --tag v2.0.0 --job sdist FILE...

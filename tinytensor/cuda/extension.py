@@ -181,7 +181,10 @@ def unavailable_fix() -> str:
     if not config:
         return "python setup.py build_ext --inplace with a CUDA toolkit, or pip install pytinytensor-cu12"
     if config.get("extension") != "built":
-        return "install pytinytensor-cu12, or reinstall from source where a CUDA toolkit is found (see README)"
+        return (
+            "install pytinytensor-cu12, or reinstall from source where a CUDA toolkit is found "
+            "(the docs: CUDA and installing)"
+        )
     return "reinstall the package"
 
 
