@@ -92,7 +92,8 @@ def lint(session):
     """Lint, formatting, strict types, spelling and the library's import layers.
 
     ruff (lint and format), mypy ([tool.mypy]), import-linter ([tool.importlinter]), codespell
-    ([tool.codespell]) and mdformat (Markdown): the tools .pre-commit-config.yaml runs, at its pins.
+    ([tool.codespell]) and mdformat (Markdown): the tools .pre-commit-config.yaml runs, at its pins;
+    then sp-repo-review, the Scientific Python development guide's checks.
     """
     session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
     session.run("ruff", "check", ".")
@@ -101,6 +102,9 @@ def lint(session):
     session.run("lint-imports", "--no-cache")  # its default cache would sit inside tinytensor/
     session.run("codespell")
     session.run("mdformat", "--check", *_markdown_files())
+    # every check of the Scientific Python development guide passes or is ignored, with the reason,
+    # in [tool.repo-review]
+    session.run("repo-review", "--show", "err", ".")
 
 
 # Markdown written by a generator, which formats it itself (ci/dev/operations_doc.py)
