@@ -95,15 +95,18 @@ class Imports:
         """The import lines, grouped and sorted as ruff's isort does (standard library, third party,
         the package); ``extra``: the package's lines the stub adds itself."""
         groups: tuple[list[str], list[str], list[str]] = ([], [], list(extra))
+        imported: dict[tuple[int, str], list[str]] = {}  # (group, module) -> the names from it
         for name, (source, original) in self.sources.items():
             group = 0 if source.split(".")[0] in sys.stdlib_module_names else 1
             if source == PACKAGE or source.startswith(PACKAGE + "."):
                 source, group = "." * self.depth + source[len(PACKAGE) + 1 :], 2
             if original is None:
-                line = f"import {source}" + (f" as {name}" if name != source else "")
+                groups[group].append(f"import {source}" + (f" as {name}" if name != source else ""))
             else:
-                line = f"from {source} import {original}" + (f" as {name}" if name != original else "")
-            groups[group].append(line)
+                imported.setdefault((group, source), []).append(original + (f" as {name}" if name != original else ""))
+        for (group, source), names in imported.items():
+            names.sort(key=lambda n: (not n.isupper(), not n[0].isupper(), n))  # ruff's order-by-type
+            groups[group].append(f"from {source} import {', '.join(names)}")
         return "\n\n".join("\n".join(sorted(group)) for group in groups if group) + "\n"
 
 
