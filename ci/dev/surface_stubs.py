@@ -122,9 +122,12 @@ def _converted_first() -> tuple[object, str]:
 def _signature(fn: Callable[..., Any], name: str, imports: Imports, *, first: str | None = None) -> str:
     """``fn``'s parameters and result with their annotations, defaults written ``...`` (as stubs do).
     ``first``: "self" (a method: unannotated), "input" (a module-level form that converts its first
-    argument), or None (as declared). An unannotated parameter is ``Any``, an unannotated result
-    what ``operations_doc.returns`` says."""
+    argument), or None (as declared). An operator method's parameters are positional-only (as
+    typeshed writes them: Python passes its operand by position, and the in-place operators' must
+    match the binary ones'). An unannotated parameter is ``Any``, an unannotated result what
+    ``operations_doc.returns`` says."""
     module = fn.__module__
+    operator = first == "self" and name.startswith("__")
     sig = inspect.signature(fn)
     parts: list[str] = []
     star = False  # whether a "*" or *args has been written
@@ -146,17 +149,20 @@ def _signature(fn: Callable[..., Any], name: str, imports: Imports, *, first: st
             text += f": {imports.annotation(annotation, where)}"
         if p.default is not p.empty:
             text += " = ..."
-        if previous is p.POSITIONAL_ONLY and p.kind is not p.POSITIONAL_ONLY:
+        kind = p.kind
+        if operator and kind is p.POSITIONAL_OR_KEYWORD:
+            kind = p.POSITIONAL_ONLY
+        if previous is p.POSITIONAL_ONLY and kind is not p.POSITIONAL_ONLY:
             parts.append("/")
-        if p.kind is p.KEYWORD_ONLY and not star:
+        if kind is p.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
-        if p.kind is p.VAR_POSITIONAL:
+        if kind is p.VAR_POSITIONAL:
             text, star = "*" + text, True
-        elif p.kind is p.VAR_KEYWORD:
+        elif kind is p.VAR_KEYWORD:
             text = "**" + text
         parts.append(text)
-        previous = p.kind
+        previous = kind
     if previous is inspect.Parameter.POSITIONAL_ONLY:
         parts.append("/")
     if sig.return_annotation is sig.empty:
