@@ -361,7 +361,20 @@ def _matmul_shape_error(a: Array, b: Array) -> Exception:
 
 
 def matmul(input: TensorLike, other: Tensor | Array) -> Tensor:  # noqa: A002 - PyTorch's argument name
-    """``input @ other`` for tensors of any rank (numpy's rules), with gradients."""
+    """``input @ other`` for tensors of any rank (numpy's rules), with gradients.
+
+    1-D operands are vectors (a 1-D by 1-D product is a 0-d dot product); leading batch axes
+    broadcast.
+
+    Raises
+    ------
+    TypeError
+        ``other`` is not a tensor or array.
+    RuntimeError
+        The dtypes differ (PyTorch does not promote here either).
+    ShapeError
+        An operand is 0-d or the inner axes do not match.
+    """
     a = tensor_arg(input, "matmul", "input")
     b = coerce(other, a)
     if not isinstance(b, Tensor):

@@ -122,7 +122,15 @@ def minimum(a: TensorLike, b: Operand) -> Tensor:
 
 
 def clip(a: Tensor, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002 - PyTorch's argument names
-    """Clamp to [min, max]; the gradient passes where min <= x <= max (inclusive, as PyTorch)."""
+    """Clamp to [min, max]; the gradient passes where min <= x <= max (inclusive, as PyTorch).
+
+    ``min`` and ``max`` are numbers (PyTorch also takes tensors); either may be None, not both.
+
+    Raises
+    ------
+    ValueError
+        Neither ``min`` nor ``max`` is given.
+    """
     if min is None and max is None:
         raise ValueError("clip needs min, max or both")
 
@@ -142,7 +150,23 @@ def clip(a: Tensor, min: float | None = None, max: float | None = None) -> Tenso
 
 
 def where(condition: Tensor | Array, a: TensorLike, b: TensorLike) -> Tensor:
-    """``a`` where ``condition`` holds, else ``b``; either may be a Python scalar."""
+    """``a`` where ``condition`` holds, else ``b``; either may be a Python scalar.
+
+    Parameters
+    ----------
+    condition : Tensor
+        A bool tensor (or array), broadcast with ``a`` and ``b``.
+    a, b : Tensor or number
+        The values; at least one must be a tensor unless ``a`` converts to one. Their dtypes
+        promote as in PyTorch. Each tensor operand receives the gradient where it was picked.
+
+    Raises
+    ------
+    TypeError
+        ``condition`` is not a tensor or array.
+    ShapeError
+        The three do not broadcast together.
+    """
     cond = condition._data if isinstance(condition, Tensor) else condition
     if not hasattr(cond, "shape"):
         raise TypeError(f"where(): argument 'condition' must be a bool Tensor, got {type(condition).__name__}")

@@ -108,7 +108,27 @@ def sum(  # noqa: A001
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
 ) -> Tensor:
-    """The sum over the axes (all by default)."""
+    """The sum over the axes (all by default).
+
+    Parameters
+    ----------
+    dim : int or sequence of ints, optional
+        The axes to reduce; all of them when None. ``axis`` is numpy's spelling (pass one).
+    keepdim : bool
+        Keep the reduced axes with size 1. ``keepdims`` is numpy's spelling.
+
+    Raises
+    ------
+    TypeError
+        ``dim`` is not an int or a sequence of ints, or both spellings are given.
+    ShapeError
+        An axis is out of range or repeated.
+
+    Examples
+    --------
+    >>> tt.Tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0)
+    Tensor([4., 6.])
+    """
     return _reduce(a, dim_arg("sum", dim, axis), keepdim_arg("sum", keepdim, keepdims), _sum_fwd, _sum_bwd)
 
 
@@ -259,7 +279,25 @@ def max(  # noqa: A001
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
 ) -> Tensor | ValuesIndices:
-    """No axis: the largest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: maximum."""
+    """No axis: the largest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: maximum.
+
+    Parameters
+    ----------
+    dim : int or Tensor, optional
+        An int: reduce that axis and return ``ValuesIndices(values, indices)``, the index of the
+        first largest value, as ``torch.max(x, dim)``; the gradient goes to that element only.
+        A tensor (or array): the elementwise ``maximum`` of the two.
+    keepdim : bool
+        Keep the reduced axis with size 1 (``keepdims`` is numpy's spelling).
+    axis : int or sequence of ints, optional
+        numpy's spelling: reduce these axes and return the values only (ties share the gradient,
+        as ``amax``).
+
+    Raises
+    ------
+    ShapeError
+        The tensor is empty, or an axis is out of range.
+    """
     return _max_or_min("max", maximum, a, dim, keepdim, axis, keepdims)
 
 
@@ -288,7 +326,10 @@ def min(  # noqa: A001
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
 ) -> Tensor | ValuesIndices:
-    """No axis: the smallest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: minimum."""
+    """No axis: the smallest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: minimum.
+
+    The arguments are those of ``max``.
+    """
     return _max_or_min("min", minimum, a, dim, keepdim, axis, keepdims)
 
 
@@ -303,7 +344,26 @@ def var(
     keepdims: bool | None = None,
 ) -> Tensor:
     """Variance with ``correction`` subtracted from the count (default 1, as PyTorch; ``unbiased=False``
-    is correction 0)."""
+    is correction 0).
+
+    Parameters
+    ----------
+    dim : int or sequence of ints, optional
+        The axes to reduce; all of them when None (``axis`` is numpy's spelling).
+    unbiased : bool, optional
+        PyTorch's older spelling: True is ``correction=1``, False ``correction=0``.
+    keepdim : bool
+        Keep the reduced axes with size 1 (``keepdims`` is numpy's spelling).
+    correction : int or float, optional
+        What is subtracted from the number of elements in the denominator.
+
+    Raises
+    ------
+    TypeError
+        Both ``unbiased`` and ``correction`` are given.
+    ShapeError
+        The count minus ``correction`` is not positive (PyTorch returns NaN with a warning instead).
+    """
     if unbiased is not None and correction is not None:
         raise TypeError("var(): pass unbiased or correction, not both")
     if correction is None:

@@ -47,7 +47,18 @@ def _shape_arg(fn: str, shape: tuple[object, ...]) -> tuple[int, ...]:
 
 
 def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
-    """The same elements in ``shape`` (ints or one sequence; one may be -1), a view where possible."""
+    """The same elements in ``shape`` (ints or one sequence; one may be -1), a view where possible.
+
+    ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same. The result shares the input's
+    storage whenever the layout allows (in-place changes of one show in the other).
+
+    Raises
+    ------
+    TypeError
+        The shape holds something other than ints.
+    ShapeError
+        The number of elements differs.
+    """
     shape = _shape_arg("reshape", shape)
     x = a._data
     xp = backend_of(x).xp
@@ -199,7 +210,26 @@ def _join_inputs(op: str, tensors: object) -> tuple[list[Tensor | Array], list[A
 
 
 def concatenate(tensors: Sequence[Tensor | Array], dim: int = 0, *, axis: int | None = None) -> Tensor:
-    """Join tensors along an existing axis (PyTorch's ``cat``)."""
+    """Join tensors along an existing axis (PyTorch's ``cat``).
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        One or more tensors (arrays are taken too) on one device, of one shape off ``dim``.
+    dim : int
+        The axis to join along (``axis`` is numpy's spelling).
+
+    Raises
+    ------
+    TypeError
+        ``tensors`` is not a sequence of tensors.
+    ValueError
+        ``tensors`` is empty.
+    ShapeError
+        The tensors are 0-d or their shapes differ off ``dim``.
+    DeviceError
+        The tensors are on different devices.
+    """
     axis = dim_arg("cat", dim if axis is None else None, axis)
     tensors, arrays, backend = _join_inputs("cat", tensors)
     xp = backend.xp
@@ -315,7 +345,13 @@ def _insert_ones(shape: Shape, positions: tuple[int, ...]) -> Shape:
 
 
 def getitem(a: Tensor, key: object) -> Tensor:
-    """``a[key]``: basic indexing gives a view; integer arrays, lists and bool masks gather."""
+    """``a[key]``: basic indexing gives a view; integer arrays, lists and bool masks gather.
+
+    A key of ints, slices, ``None`` and ``...`` selects a view that shares the tensor's storage;
+    integer tensors, arrays or lists and bool masks copy the selected elements, whose gradient is
+    scattered back (repeated indices add up). Out-of-range indices raise ``IndexError`` on every
+    device (CuPy alone would wrap them).
+    """
     x = a._data
     backend = backend_of(x)
     xp = backend.xp

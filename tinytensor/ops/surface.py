@@ -36,6 +36,8 @@ from .elementwise import ACTIVATION_OPS
 
 
 class Op(NamedTuple):
+    """One operation of the surface: its function and where it is installed."""
+
     name: str  # as tt.<name> and nn.functional.<name>
     fn: Callable[..., Any]  # Any: ops return tensors, tuples of them, bools or None
     methods: tuple[str, ...] = ()  # Tensor methods and operators
