@@ -112,11 +112,12 @@ class Imports:
 
 def _converted_first() -> tuple[object, str]:
     """The annotation of the first argument of an op's module-level form, which ``accepts_arrays``
-    converts (an array or Python data too): its wrapper's own, and the module that resolves it."""
-    from tinytensor.tensor import accepts_arrays
+    converts with ``tensor_arg`` (an array or Python data too): that of ``tensor_arg``'s value (the
+    wrapper's own cannot be read: ``functools.wraps`` copies the op's annotations onto it), and the
+    module that resolves it."""
+    from tinytensor.tensor import tensor_arg
 
-    wrapper = accepts_arrays(lambda input: input)  # noqa: A006 - the converted argument's name
-    return inspect.signature(wrapper, follow_wrapped=False).parameters["input"].annotation, accepts_arrays.__module__
+    return inspect.signature(tensor_arg).parameters["value"].annotation, tensor_arg.__module__
 
 
 def _signature(fn: Callable[..., Any], name: str, imports: Imports, *, first: str | None = None) -> str:
