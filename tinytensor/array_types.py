@@ -7,10 +7,17 @@ untyped), so annotations say ``Array``, which is Any to a type checker and docum
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import ModuleType
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    from .tensor import Tensor
 
 Array: TypeAlias = Any  # numpy.ndarray, cupy.ndarray or array_api_strict's Array
 Namespace: TypeAlias = ModuleType | Any  # an array namespace: numpy, cupy, array_api_strict
 DType: TypeAlias = Any  # a dtype of the array's own namespace (numpy.dtype, cupy's, array_api_strict's)
 Shape: TypeAlias = tuple[int, ...]
+# what a function that converts its tensor argument takes (``tensor.tensor_arg``): a Tensor, an
+# array, a Python number or nested sequences of numbers (Any: the nesting has no fixed depth)
+TensorLike: TypeAlias = "Tensor | Array | float | Sequence[Any]"

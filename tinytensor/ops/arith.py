@@ -9,10 +9,11 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..array_types import Array, DType, Shape, TensorLike
 from ..autograd import CLOCK, GRAD_ENABLED, saves_nothing
 from ..devices import backend_of
 from ..dtypes import DEFAULT_FLOAT, numpy_dtype, result_dtype
@@ -20,10 +21,21 @@ from ..errors import DeviceError, ShapeError
 from ..tensor import Tensor, tensor_arg, wrap
 
 _ndarray = np.ndarray
-_SCALARS = (int, float, bool)
+
+# What an operator takes as its other operand: a tensor, a Python or numpy number, an array of
+# numbers. Anything else makes it return NotImplemented (Python then raises its TypeError).
+Operand: TypeAlias = Tensor | Array | float
+# The operators made by the factories below: (tensor, other) -> tensor. Declared, since no type
+# checker can infer what exec() defines.
+BinaryOp: TypeAlias = Callable[[Tensor, Operand], Tensor]
+# An operator's forward on arrays (or an array and a number, either side) and its backward:
+# (g, x, y, out, need_x, need_y) -> (gx, gy), a gradient only where it is needed.
+Forward: TypeAlias = Callable[[Array, Array], Array]
+Grads: TypeAlias = tuple[Array | None, Array | None]
+Backward: TypeAlias = Callable[[Array, Array, Array, Array, bool, bool], Grads]
 
 
-def unbroadcast(g, shape):
+def unbroadcast(g: Array, shape: Shape) -> Array:
     """Sum ``g`` down to ``shape``: undo numpy broadcasting (leading axes and size-1 axes)."""
     if g.shape == shape:
         return g
@@ -37,7 +49,7 @@ def unbroadcast(g, shape):
     return g
 
 
-def combine_error(op: str, a, b, cause: Exception | None = None) -> Exception:
+def combine_error(op: str, a: Array, b: Array, cause: Exception | None = None) -> Exception:
     """The error for two arrays an op could not combine: different devices, else shapes, else
     ``cause`` (numpy's own complaint) prefixed with the op's name."""
     ba, bb = backend_of(a), backend_of(b)
@@ -51,17 +63,18 @@ def combine_error(op: str, a, b, cause: Exception | None = None) -> Exception:
     return ValueError(f"{op}: {cause}")
 
 
-def coerce(value, like: Tensor):
+def coerce(value: object, like: Tensor) -> Tensor | float | None:
     """An operand as the ops take it: a Python number stays a number (no upcast), a Tensor stays,
     arrays and numpy scalars of numbers become tensors and numbers; None for anything else (the
     operator then returns NotImplemented, so Python raises its usual TypeError)."""
-    if type(value) in _SCALARS:
+    if type(value) is float or type(value) is int or type(value) is bool:
         return value
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.generic):
         # a float64 numpy scalar must not upcast a float32 tensor
-        return value.item() if value.dtype.kind in "biuf" else None
+        number: float = value.item()
+        return number if value.dtype.kind in "biuf" else None
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         try:
             backend_of(value)
@@ -71,7 +84,7 @@ def coerce(value, like: Tensor):
     return None
 
 
-def operand(value, like: Tensor, fn: str, name: str = "other"):
+def operand(value: object, like: Tensor, fn: str, name: str = "other") -> Tensor | float:
     """``coerce`` for functions (not operators): an unsupported operand is a TypeError naming it."""
     out = coerce(value, like)
     if out is None:
@@ -81,10 +94,10 @@ def operand(value, like: Tensor, fn: str, name: str = "other"):
 
 # Float dtypes as numpy and CuPy arrays carry them (array_api_strict's take the slow path).
 _FLOATS = frozenset({np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)})
-_PROMOTED: dict = {}  # (dtype, dtype, 0-d, 0-d, op) -> numpy result dtype
+_PROMOTED: dict[tuple[DType, DType, bool, bool, bool], np.dtype[Any]] = {}  # (dtype, dtype, 0-d, 0-d, div) -> result
 
 
-def promote(op: str, x, y):
+def promote(op: str, x: Array, y: Array) -> tuple[Array, Array]:
     """``x`` and ``y`` cast to their common dtype by PyTorch's rule (``dtypes.result_dtype``);
     true division of integers gives the default float, as in PyTorch."""
     key = (x.dtype, y.dtype, x.ndim == 0, y.ndim == 0, op == "div")
@@ -99,7 +112,7 @@ def promote(op: str, x, y):
     return backend.astype(x, target), backend.astype(y, target)
 
 
-def _float_for_scalar(op: str, x, scalar):
+def _float_for_scalar(op: str, x: Array, scalar: float) -> Array:
     """PyTorch's result dtype for an integer or bool tensor with a Python number: a float scalar,
     or true division, gives the default float (numpy would give float64)."""
     if numpy_dtype(x.dtype).kind in "biu" and (type(scalar) is float or op == "div"):
@@ -107,11 +120,11 @@ def _float_for_scalar(op: str, x, scalar):
     return x
 
 
-def _scalar_operand(op, a: Tensor, b, fwd, bwd, apply):
+def _scalar_operand(op: str, a: Tensor, b: object, fwd: Forward, bwd: Backward, apply: BinaryOp) -> Tensor:
     """``a <op> b`` where ``b`` is not a Tensor: a Python scalar stays a scalar, arrays are wrapped."""
     b = coerce(b, a)
     if b is None:
-        return NotImplemented
+        return NotImplemented  # type: ignore[no-any-return]  # the operator protocol (mypy exempts only dunder names)
     if isinstance(b, Tensor):
         return apply(a, b)
     x = _float_for_scalar(op, a._data, b)
@@ -121,12 +134,16 @@ def _scalar_operand(op, a: Tensor, b, fwd, bwd, apply):
     return wrap(out)
 
 
-def _scalar_backward(g, bwd, x, y, out, need_x, need_y, which):
+def _scalar_backward(
+    g: Array, bwd: Backward, x: Array, y: Array, out: Array, need_x: bool, need_y: bool, which: int
+) -> tuple[Array | None]:
     """The gradient of the one tensor operand (``which``: 0 left, 1 right) of a binary op with a number."""
     return (bwd(g, x, y, out, need_x, need_y)[which],)
 
 
-def _binary_backward(g, bwd, x, y, out, need_x, need_y):
+def _binary_backward(
+    g: Array, bwd: Backward, x: Array, y: Array, out: Array, need_x: bool, need_y: bool
+) -> tuple[Array | None, Array | None]:
     gx, gy = bwd(g, x, y, out, need_x, need_y)
     return (unbroadcast(gx, x.shape) if need_x else None, unbroadcast(gy, y.shape) if need_y else None)
 
@@ -136,7 +153,7 @@ def _binary_backward(g, bwd, x, y, out, need_x, need_y):
 # operator.add costs more than numpy's own add on small tensors. Everything the common case needs
 # is local and no closure is made (see autograd's ctx forms).
 _BINARY_SOURCE = """
-def {name}(a, b):
+def {name}(a: Tensor, b: Operand) -> Tensor:
     if type(b) is not Tensor and not isinstance(b, Tensor):
         return _scalar_operand(op, a, b, fwd, bwd, {name})
     x = a._data
@@ -166,14 +183,15 @@ def {name}(a, b):
 """
 
 
-def _make_binary(op: str, fwd, bwd, expr: str = "fwd(x, y)"):
+def _make_binary(op: str, fwd: Forward, bwd: Backward, expr: str = "fwd(x, y)") -> BinaryOp:
     """The operator function for ``op``: ``expr`` (or ``fwd(x, y)``) forward, and
     ``bwd(g, x, y, out, need_x, need_y)`` the gradients before unbroadcasting."""
     # the common case (one dtype) costs one identity test; true division also needs floats
     promote_when = "x.dtype is not y.dtype"
     if op == "div":
         promote_when += " or x.dtype not in _FLOATS"
-    namespace = {
+    namespace: dict[str, Any] = {
+        "__name__": __name__,  # the op's __module__: where its annotations' names resolve
         "promote": promote,
         "_FLOATS": _FLOATS,
         "Tensor": Tensor,
@@ -191,16 +209,17 @@ def _make_binary(op: str, fwd, bwd, expr: str = "fwd(x, y)"):
         "bwd": bwd,
     }
     exec(_BINARY_SOURCE.format(name=op, expr=expr, promote_when=promote_when), namespace)  # noqa: S102 - our own template
-    return namespace[op]
+    made: BinaryOp = namespace[op]
+    return made
 
 
-def _make_reflected(op: str, fwd, bwd):
+def _make_reflected(op: str, fwd: Forward, bwd: Backward) -> BinaryOp:
     """``b <op> a`` for a non-tensor ``b`` on the left."""
 
-    def apply(a, b):
+    def apply(a: Tensor, b: Operand) -> Tensor:
         b = coerce(b, a)
         if b is None:
-            return NotImplemented
+            return NotImplemented  # type: ignore[no-any-return]  # the operator protocol (mypy exempts only dunder names)
         if isinstance(b, Tensor):
             return _BINARY[op](b, a)
         x = _float_for_scalar(op, a._data, b)
@@ -215,26 +234,26 @@ def _make_reflected(op: str, fwd, bwd):
 
 # Each backward gets (g, x, y, out, need_x, need_y) and returns (gx, gy).
 @saves_nothing
-def _add_bwd(g, x, y, out, nx=True, ny=True):
+def _add_bwd(g: Array, x: Array, y: Array, out: Array, nx: bool = True, ny: bool = True) -> Grads:
     return g, g
 
 
 @saves_nothing
-def _sub_bwd(g, x, y, out, nx=True, ny=True):
+def _sub_bwd(g: Array, x: Array, y: Array, out: Array, nx: bool = True, ny: bool = True) -> Grads:
     return g, (-g if ny else None)
 
 
-def _mul_bwd(g, x, y, out, nx=True, ny=True):
+def _mul_bwd(g: Array, x: Array, y: Array, out: Array, nx: bool = True, ny: bool = True) -> Grads:
     return (g * y if nx else None), (g * x if ny else None)
 
 
-def _div_bwd(g, x, y, out, nx=True, ny=True):
+def _div_bwd(g: Array, x: Array, y: Array, out: Array, nx: bool = True, ny: bool = True) -> Grads:
     gx = g / y if nx else None
     gy = -g * out / y if ny else None
     return gx, gy
 
 
-def _pow_bwd(g, x, y, out, nx=True, ny=True):
+def _pow_bwd(g: Array, x: Array, y: Array, out: Array, nx: bool = True, ny: bool = True) -> Grads:
     gx = g * y * x ** (y - 1) if nx else None
     gy = None
     if ny:
@@ -246,10 +265,6 @@ def _pow_bwd(g, x, y, out, nx=True, ny=True):
             gy = g * out * (math.log(x) if x > 0 else 0.0)
     return gx, gy
 
-
-# The operators made by the factories below: (tensor, other) -> tensor. Declared, since no type
-# checker can infer what exec() defines.
-BinaryOp = Callable[[Tensor, Any], Tensor]
 
 add: BinaryOp = _make_binary("add", operator.add, _add_bwd, "x + y")
 sub: BinaryOp = _make_binary("sub", operator.sub, _sub_bwd, "x - y")
@@ -265,7 +280,7 @@ rpow: BinaryOp = _make_reflected("pow", operator.pow, _pow_bwd)
 
 
 @saves_nothing
-def _neg_backward(g):
+def _neg_backward(g: Array) -> tuple[Array]:
     return (-g,)
 
 
@@ -276,16 +291,17 @@ def neg(a: Tensor) -> Tensor:
     return wrap(out)
 
 
-def _no_grad_binary(name, fwd):
+def _no_grad_binary(name: str, fwd: Forward) -> BinaryOp:
     """Comparisons and logical operators: results are bool (or int) and carry no gradient."""
 
-    def op(a, b):
+    def op(a: Tensor, b: Operand) -> Tensor:
         b = coerce(b, a)
         if b is None:
-            return NotImplemented
+            return NotImplemented  # type: ignore[no-any-return]  # the operator protocol (mypy exempts only dunder names)
         x = a._data
-        y = b._data if isinstance(b, Tensor) else b
-        if hasattr(y, "shape"):
+        y: Array | float = b
+        if isinstance(b, Tensor):
+            y = b._data
             if type(y) is not type(x):
                 raise combine_error(name, x, y)
             if x.dtype is not y.dtype:
@@ -323,14 +339,14 @@ def invert(a: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------------------- matmul
-def matmul_arrays(x, y):
+def matmul_arrays(x: Array, y: Array) -> Array:
     """``x @ y`` on arrays; the backend picks the path (numpy's own call needs no dispatch)."""
     if type(x) is _ndarray:
         return x @ y
     return backend_of(x).matmul(x, y)
 
 
-def _matmul_shape_error(a, b) -> Exception:
+def _matmul_shape_error(a: Array, b: Array) -> Exception:
     sa, sb = tuple(a.shape), tuple(b.shape)
     if sa == () or sb == ():
         return ShapeError(f"matmul: both operands need at least one axis, got shapes {sa} and {sb}")
@@ -344,8 +360,21 @@ def _matmul_shape_error(a, b) -> Exception:
     return ShapeError(f"matmul: the batch axes of shapes {sa} and {sb} cannot be broadcast together")
 
 
-def matmul(input, other) -> Tensor:  # noqa: A002 - PyTorch's argument name
-    """``input @ other`` for tensors of any rank (numpy's rules), with gradients."""
+def matmul(input: TensorLike, other: Tensor | Array) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """``input @ other`` for tensors of any rank (numpy's rules), with gradients.
+
+    1-D operands are vectors (a 1-D by 1-D product is a 0-d dot product); leading batch axes
+    broadcast.
+
+    Raises
+    ------
+    TypeError
+        ``other`` is not a tensor or array.
+    RuntimeError
+        The dtypes differ (PyTorch does not promote here either).
+    ShapeError
+        An operand is 0-d or the inner axes do not match.
+    """
     a = tensor_arg(input, "matmul", "input")
     b = coerce(other, a)
     if not isinstance(b, Tensor):
@@ -353,11 +382,12 @@ def matmul(input, other) -> Tensor:  # noqa: A002 - PyTorch's argument name
     return _matmul(a, b)
 
 
-def check_same_dtype(op: str, *arrays_and_names) -> None:
+def check_same_dtype(op: str, *arrays_and_names: Array | str) -> None:
     """PyTorch's rule for matmul and linear: operands of one dtype, never a silent promotion.
     Arguments: the arrays, then their names (``x, w, "input", "weight"``)."""
     half = len(arrays_and_names) // 2
-    arrays, names = arrays_and_names[:half], arrays_and_names[half:]
+    arrays: tuple[Array, ...] = arrays_and_names[:half]
+    names: tuple[str, ...] = arrays_and_names[half:]
     first = numpy_dtype(arrays[0].dtype)
     for array, name in zip(arrays[1:], names[1:], strict=True):
         if numpy_dtype(array.dtype) != first:
@@ -386,7 +416,7 @@ def _matmul(a: Tensor, b: Tensor) -> Tensor:
     return wrap(out)
 
 
-def matmul_backward(g, x, y, need_x=True, need_y=True):
+def matmul_backward(g: Array, x: Array, y: Array, need_x: bool = True, need_y: bool = True) -> Grads:
     """Gradients of ``x @ y`` for any ranks (1-D operands promoted as numpy does)."""
     if x.ndim == 1 and y.ndim == 1:  # a dot product: g is 0-d
         return (g * y if need_x else None), (g * x if need_y else None)
@@ -412,17 +442,17 @@ def matmul_backward(g, x, y, need_x=True, need_y=True):
     return gx, gy
 
 
-def dunder_matmul(a: Tensor, b) -> Tensor:
+def dunder_matmul(a: Tensor, b: Operand) -> Tensor:
     b = coerce(b, a)
     if not isinstance(b, Tensor):  # a number or an unsupported type: Python raises its TypeError
-        return NotImplemented
+        return NotImplemented  # type: ignore[no-any-return]  # the operator protocol (mypy exempts only dunder names)
     return _matmul(a, b)
 
 
-def rmatmul(a: Tensor, b) -> Tensor:
+def rmatmul(a: Tensor, b: Operand) -> Tensor:
     b = coerce(b, a)
     if not isinstance(b, Tensor):
-        return NotImplemented
+        return NotImplemented  # type: ignore[no-any-return]  # the operator protocol (mypy exempts only dunder names)
     return _matmul(b, a)
 
 

@@ -12,7 +12,9 @@ import numbers
 import numpy as np
 
 from ..argcheck import int_at_least
+from ..array_types import Array, Namespace, Shape, TensorLike
 from ..autograd import GRAD_ENABLED
+from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
@@ -21,7 +23,7 @@ from .arith import combine_error, unbroadcast
 from .shape import check_index_bounds
 
 
-def dim_index(fn: str, dim, ndim: int) -> int:
+def dim_index(fn: str, dim: object, ndim: int) -> int:
     """``dim`` as a non-negative axis of a tensor with ``ndim`` axes (a 0-d tensor takes 0 and -1,
     as in PyTorch)."""
     if isinstance(dim, (bool, np.bool_)) or not isinstance(dim, (numbers.Integral, np.integer)):
@@ -32,7 +34,7 @@ def dim_index(fn: str, dim, ndim: int) -> int:
     return d % n
 
 
-def same_device_array(fn: str, name: str, value, like):
+def same_device_array(fn: str, name: str, value: object, like: Array) -> Array:
     """The array behind tensor (or array) argument ``name``, which must be on ``like``'s device."""
     data = value._data if isinstance(value, Tensor) else value
     if not (hasattr(data, "shape") and hasattr(data, "dtype")):
@@ -42,7 +44,7 @@ def same_device_array(fn: str, name: str, value, like):
     return data
 
 
-def scatter_along(backend, shape: tuple, dim: int, index, values):
+def scatter_along(backend: Backend, shape: Shape, dim: int, index: Array, values: Array) -> Array:
     """An array of ``shape`` holding the sum of ``values`` at ``index`` along axis ``dim`` (zeros
     elsewhere): the gradient of ``take_along_axis``. ``index`` and ``values`` have one shape, no
     larger than ``shape`` on the other axes."""
@@ -63,7 +65,7 @@ def scatter_along(backend, shape: tuple, dim: int, index, values):
     return xp.reshape(flat, shape)
 
 
-def gather(a, dim, index) -> Tensor:
+def gather(a: Tensor, dim: int, index: Tensor | Array) -> Tensor:
     """The input's values at ``index`` along ``dim``: ``out[i][j] = input[i][index[i][j]]`` for ``dim=1``.
 
     ``index`` is an int64 tensor with as many axes as the input, no larger than it on the other
@@ -98,13 +100,15 @@ def gather(a, dim, index) -> Tensor:
     return wrap(out)
 
 
-def _gather_backward(g, backend, shape, axis, idx):
+def _gather_backward(g: Array, backend: Backend, shape: Shape, axis: int, idx: Array) -> tuple[Array]:
     if not shape:
         return (backend.xp.reshape(g, ()),)
     return (scatter_along(backend, shape, axis, idx, g),)
 
 
-def mask_and_value(fn: str, a: Tensor, mask, value, *, in_place: bool = False):
+def mask_and_value(
+    fn: str, a: Tensor, mask: Tensor | Array, value: object, *, in_place: bool = False
+) -> tuple[Array, Tensor | float]:
     """``masked_fill``'s checked arguments: the bool mask array, and the value as a Python number
     or, for a 0-d tensor that requires grad, that tensor (cast to ``a``'s dtype in the op).
     ``in_place``: the mask must broadcast to ``a``'s own shape."""
@@ -141,7 +145,7 @@ def mask_and_value(fn: str, a: Tensor, mask, value, *, in_place: bool = False):
     return m, value
 
 
-def masked_fill(a, mask, value) -> Tensor:
+def masked_fill(a: Tensor, mask: Tensor | Array, value: Tensor | Array | float) -> Tensor:
     """``value`` where the bool ``mask`` is true, else the input's element (they broadcast together).
 
     ``value`` is a number or a 0-d tensor (which receives the summed gradient of the filled
@@ -160,12 +164,14 @@ def masked_fill(a, mask, value) -> Tensor:
     return wrap(out)
 
 
-def _masked_fill_backward(g, xp, m, shape, need_input):
+def _masked_fill_backward(
+    g: Array, xp: Namespace, m: Array, shape: Shape, need_input: bool
+) -> tuple[Array | None, Array]:
     g_input = unbroadcast(xp.where(m, 0, g), shape) if need_input else None
     return g_input, xp.sum(xp.where(m, g, 0))
 
 
-def one_hot(tensor, num_classes=-1) -> Tensor:
+def one_hot(tensor: TensorLike, num_classes: int = -1) -> Tensor:
     """An int64 tensor with a new last axis of ``num_classes`` holding 1 at each class index, else 0.
 
     ``tensor`` holds int64 class indices; ``num_classes=-1`` takes the largest index plus one.
@@ -189,7 +195,7 @@ def one_hot(tensor, num_classes=-1) -> Tensor:
     return wrap(xp.astype(xp.expand_dims(idx, axis=-1) == classes, xp.int64))
 
 
-def bincount(input, weights=None, minlength=0) -> Tensor:  # noqa: A002 - PyTorch's argument name
+def bincount(input: TensorLike, weights: Tensor | Array | None = None, minlength: int = 0) -> Tensor:  # noqa: A002 - PyTorch's argument name
     """How often each value 0, 1, ... occurs in the 1-D non-negative integer ``input`` (int64), or
     the sum of ``weights`` per value; at least ``minlength`` bins. No gradient, as in PyTorch."""
     idx = tensor_arg(input, "bincount", "input")._data

@@ -8,13 +8,15 @@ spelling) or no axis they return the values only; given a tensor they are ``maxi
 from __future__ import annotations
 
 import builtins  # this module defines sum/max/min
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple, TypeAlias, overload
 
 import numpy as np
 
 from ..argcheck import dim_arg, keepdim_arg
+from ..array_types import Array, Namespace, Shape
 from ..autograd import GRAD_ENABLED, saves_nothing
+from ..backend import Backend
 from ..devices import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
@@ -28,7 +30,13 @@ class ValuesIndices(NamedTuple):
     indices: Tensor
 
 
-def normalize_axes(axis, ndim: int) -> tuple:
+# a reduction's forward ``fwd(xp, x, axes)`` (keepdims=True) and its input's gradient
+# ``bwd(backend, g_kept, x, out_kept, axes)``
+ReduceForward: TypeAlias = Callable[[Namespace, Array, tuple[int, ...]], Array]
+ReduceBackward: TypeAlias = Callable[[Backend, Array, Array, Array, tuple[int, ...]], Array]
+
+
+def normalize_axes(axis: object, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, int or a sequence of ints) as a sorted tuple of non-negative axes, checked."""
     if axis is None:
         return tuple(range(ndim))
@@ -50,18 +58,20 @@ def normalize_axes(axis, ndim: int) -> tuple:
     return tuple(sorted(out))
 
 
-def _kept_shape(shape, axes):
+def _kept_shape(shape: Shape, axes: tuple[int, ...]) -> Shape:
     return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
-def _count(shape, axes) -> int:
+def _count(shape: Shape, axes: Iterable[int]) -> int:
     n = 1
     for ax in axes:
         n *= shape[ax]
     return n
 
 
-def _reduce(a: Tensor, axis, keepdims, fwd, bwd):
+def _reduce(
+    a: Tensor, axis: int | Sequence[int] | None, keepdims: bool, fwd: ReduceForward, bwd: ReduceBackward
+) -> Tensor:
     """``fwd(xp, x, axes)`` with keepdims=True; ``bwd(backend, g_kept, x, out_kept, axes)``."""
     x = a._data
     backend = backend_of(x)
@@ -75,47 +85,83 @@ def _reduce(a: Tensor, axis, keepdims, fwd, bwd):
     return wrap(out)
 
 
-def _reduce_backward(g, bwd, backend, x, out_kept, axes):
+def _reduce_backward(
+    g: Array, bwd: ReduceBackward, backend: Backend, x: Array, out_kept: Array, axes: tuple[int, ...]
+) -> tuple[Array]:
     return (bwd(backend, backend.xp.reshape(g, _kept_shape(x.shape, axes)), x, out_kept, axes),)
 
 
-def _sum_fwd(xp, x, axes):
+def _sum_fwd(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
     return xp.sum(x, axis=axes, keepdims=True)
 
 
 @saves_nothing
-def _sum_bwd(bk, g, x, out, axes):
+def _sum_bwd(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
     return bk.copy(bk.xp.broadcast_to(g, x.shape))
 
 
-def sum(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """The sum over the axes (all by default)."""
+def sum(  # noqa: A001
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
+    """The sum over the axes (all by default).
+
+    Parameters
+    ----------
+    dim : int or sequence of ints, optional
+        The axes to reduce; all of them when None. ``axis`` is numpy's spelling (pass one).
+    keepdim : bool
+        Keep the reduced axes with size 1. ``keepdims`` is numpy's spelling.
+
+    Raises
+    ------
+    TypeError
+        ``dim`` is not an int or a sequence of ints, or both spellings are given.
+    ShapeError
+        An axis is out of range or repeated.
+
+    Examples
+    --------
+    >>> tt.Tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0)
+    Tensor([4., 6.])
+    """
     return _reduce(a, dim_arg("sum", dim, axis), keepdim_arg("sum", keepdim, keepdims), _sum_fwd, _sum_bwd)
 
 
-def _mean_fwd(xp, x, axes):
+def _mean_fwd(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
     return xp.mean(x, axis=axes, keepdims=True)
 
 
 @saves_nothing
-def _mean_bwd(bk, g, x, out, axes):
+def _mean_bwd(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
     return bk.copy(bk.xp.broadcast_to(g / _count(x.shape, axes), x.shape))
 
 
-def mean(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def mean(
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """The mean over the axes (all by default); floating-point tensors only."""
     if not backend_of(a._data).is_float(a._data):
         raise TypeError(f"mean() needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
     return _reduce(a, dim_arg("mean", dim, axis), keepdim_arg("mean", keepdim, keepdims), _mean_fwd, _mean_bwd)
 
 
-def _extremum(name):
-    def fwd(xp, x, axes):
+def _extremum(name: str) -> tuple[ReduceForward, ReduceBackward]:
+    def fwd(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
         if x.size == 0:
             raise ShapeError(f"{name}() of an empty tensor of shape {tuple(x.shape)}")
         return getattr(xp, name)(x, axis=axes, keepdims=True)
 
-    def bwd(bk, g, x, out, axes):
+    def bwd(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
         # Ties share the gradient evenly (PyTorch's amax/amin rule).
         xp = bk.xp
         mask = xp.astype(x == out, g.dtype)
@@ -128,17 +174,31 @@ _MAX = _extremum("max")
 _MIN = _extremum("min")
 
 
-def amax(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def amax(
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """The largest values over the axes (ties share the gradient)."""
     return _reduce(a, dim_arg("amax", dim, axis), keepdim_arg("amax", keepdim, keepdims), *_MAX)
 
 
-def amin(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def amin(
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """The smallest values over the axes (ties share the gradient)."""
     return _reduce(a, dim_arg("amin", dim, axis), keepdim_arg("amin", keepdim, keepdims), *_MIN)
 
 
-def _with_indices(name, a: Tensor, dim, keepdim) -> ValuesIndices:
+def _with_indices(name: str, a: Tensor, dim: object, keepdim: bool) -> ValuesIndices:
     """PyTorch's ``max(dim)``/``min(dim)``: values and the index of the first extremum; the gradient
     goes to that index only."""
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
@@ -156,12 +216,15 @@ def _with_indices(name, a: Tensor, dim, keepdim) -> ValuesIndices:
         pick = xp.argmax if name == "max" else xp.argmin
         idx_kept = xp.astype(pick(x, axis=ax, keepdims=True), backend.xp.int64)
         values_kept = xp.take_along_axis(x, idx_kept, axis=ax)
-    squeeze = (lambda arr: arr) if keepdim or ax is None else (lambda arr: xp.squeeze(arr, axis=ax))
+
+    def squeeze(arr: Array) -> Array:
+        return arr if keepdim or ax is None else xp.squeeze(arr, axis=ax)
+
     values, indices = squeeze(values_kept), squeeze(idx_kept)
     if a.requires_grad and GRAD_ENABLED[0]:
         shape = x.shape
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             g = xp.reshape(g, values_kept.shape)
             if ax is None:
                 return (g,)
@@ -172,7 +235,15 @@ def _with_indices(name, a: Tensor, dim, keepdim) -> ValuesIndices:
     return ValuesIndices(wrap(values), wrap(indices))
 
 
-def _max_or_min(name, elementwise, a, dim, keepdim, axis, keepdims):
+def _max_or_min(
+    name: str,
+    elementwise: Callable[[Tensor, Tensor | Array], Tensor],
+    a: Tensor,
+    dim: int | Tensor | Array | None,
+    keepdim: bool,
+    axis: int | Sequence[int] | None,
+    keepdims: bool | None,
+) -> Tensor | ValuesIndices:
     if dim is not None and (isinstance(dim, Tensor) or hasattr(dim, "shape")):
         return elementwise(a, dim)  # torch.max(a, b): the elementwise maximum
     keep = keepdim_arg(name, keepdim, keepdims)
@@ -183,25 +254,122 @@ def _max_or_min(name, elementwise, a, dim, keepdim, axis, keepdims):
     return _reduce(a, axis, keep, *(_MAX if name == "max" else _MIN))
 
 
-def max(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """No axis: the largest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: maximum."""
+@overload
+def max(  # noqa: A001
+    a: Tensor,
+    dim: None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor: ...
+@overload
+def max(  # noqa: A001
+    a: Tensor, dim: int, keepdim: bool = False, *, axis: None = None, keepdims: bool | None = None
+) -> ValuesIndices: ...
+@overload
+def max(  # noqa: A001
+    a: Tensor, dim: Tensor | Array, keepdim: bool = False, *, axis: None = None, keepdims: None = None
+) -> Tensor: ...
+def max(  # noqa: A001
+    a: Tensor,
+    dim: int | Tensor | Array | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor | ValuesIndices:
+    """No axis: the largest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: maximum.
+
+    Parameters
+    ----------
+    dim : int or Tensor, optional
+        An int: reduce that axis and return ``ValuesIndices(values, indices)``, the index of the
+        first largest value, as ``torch.max(x, dim)``; the gradient goes to that element only.
+        A tensor (or array): the elementwise ``maximum`` of the two.
+    keepdim : bool
+        Keep the reduced axis with size 1 (``keepdims`` is numpy's spelling).
+    axis : int or sequence of ints, optional
+        numpy's spelling: reduce these axes and return the values only (ties share the gradient,
+        as ``amax``).
+
+    Raises
+    ------
+    ShapeError
+        The tensor is empty, or an axis is out of range.
+    """
     return _max_or_min("max", maximum, a, dim, keepdim, axis, keepdims)
 
 
-def min(a, dim=None, keepdim=False, *, axis=None, keepdims=None):  # noqa: A001
-    """No axis: the smallest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: minimum."""
+@overload
+def min(  # noqa: A001
+    a: Tensor,
+    dim: None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor: ...
+@overload
+def min(  # noqa: A001
+    a: Tensor, dim: int, keepdim: bool = False, *, axis: None = None, keepdims: bool | None = None
+) -> ValuesIndices: ...
+@overload
+def min(  # noqa: A001
+    a: Tensor, dim: Tensor | Array, keepdim: bool = False, *, axis: None = None, keepdims: None = None
+) -> Tensor: ...
+def min(  # noqa: A001
+    a: Tensor,
+    dim: int | Tensor | Array | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor | ValuesIndices:
+    """No axis: the smallest value. ``dim``: ``(values, indices)``. ``axis``: values. A tensor: minimum.
+
+    The arguments are those of ``max``.
+    """
     return _max_or_min("min", minimum, a, dim, keepdim, axis, keepdims)
 
 
-def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+def var(
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Variance with ``correction`` subtracted from the count (default 1, as PyTorch; ``unbiased=False``
-    is correction 0)."""
+    is correction 0).
+
+    Parameters
+    ----------
+    dim : int or sequence of ints, optional
+        The axes to reduce; all of them when None (``axis`` is numpy's spelling).
+    unbiased : bool, optional
+        PyTorch's older spelling: True is ``correction=1``, False ``correction=0``.
+    keepdim : bool
+        Keep the reduced axes with size 1 (``keepdims`` is numpy's spelling).
+    correction : int or float, optional
+        What is subtracted from the number of elements in the denominator.
+
+    Raises
+    ------
+    TypeError
+        Both ``unbiased`` and ``correction`` are given.
+    ShapeError
+        The count minus ``correction`` is not positive (PyTorch returns NaN with a warning instead).
+    """
     if unbiased is not None and correction is not None:
         raise TypeError("var(): pass unbiased or correction, not both")
     if correction is None:
         correction = 0 if unbiased is False else 1
 
-    def fwd(xp, x, axes):
+    def fwd(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
         n = _count(x.shape, axes)
         if n - correction <= 0:
             raise ShapeError(f"var over {n} element(s) with correction={correction} is undefined")
@@ -209,7 +377,7 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None
         centered = x - xp.mean(x, axis=axes, keepdims=True)
         return xp.sum(centered * centered, axis=axes, keepdims=True) / (n - correction)
 
-    def bwd(bk, g, x, out, axes):
+    def bwd(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
         xp = bk.xp
         n = _count(x.shape, axes)
         centered = x - xp.mean(x, axis=axes, keepdims=True)
@@ -218,22 +386,38 @@ def var(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None
     return _reduce(a, dim_arg("var", dim, axis), keepdim_arg("var", keepdim, keepdims), fwd, bwd)
 
 
-def std(a, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None, keepdims=None):
+def std(
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    unbiased: bool | None = None,
+    keepdim: bool = False,
+    *,
+    correction: float | None = None,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """Standard deviation: the square root of ``var`` (same arguments)."""
     return sqrt(var(a, dim, unbiased, keepdim, correction=correction, axis=axis, keepdims=keepdims))
 
 
-def logsumexp_array(xp, x, axes):
+def logsumexp_array(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
     """log(sum(exp(x))) over ``axes`` with keepdims, stable for large inputs."""
     m = xp.max(x, axis=axes, keepdims=True)
     m = xp.where(xp.isfinite(m), m, 0)  # all -inf rows: avoid inf - inf
     return xp.log(xp.sum(xp.exp(x - m), axis=axes, keepdims=True)) + m
 
 
-def logsumexp(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def logsumexp(
+    a: Tensor,
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    axis: int | Sequence[int] | None = None,
+    keepdims: bool | None = None,
+) -> Tensor:
     """``log(sum(exp(a)))`` over the axes, computed without overflow."""
 
-    def bwd(bk, g, x, out, axes):
+    def bwd(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
         return g * bk.xp.exp(x - out)
 
     return _reduce(
@@ -241,7 +425,7 @@ def logsumexp(a, dim=None, keepdim=False, *, axis=None, keepdims=None):
     )
 
 
-def _index_of(name, a: Tensor, dim, keepdim, axis, keepdims) -> Tensor:
+def _index_of(name: str, a: Tensor, dim: int | None, keepdim: bool, axis: int | None, keepdims: bool | None) -> Tensor:
     x = a._data
     backend = backend_of(x)
     xp = backend.xp
@@ -259,18 +443,29 @@ def _index_of(name, a: Tensor, dim, keepdim, axis, keepdims) -> Tensor:
     return wrap(xp.astype(out, xp.int64))
 
 
-def argmax(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def argmax(
+    a: Tensor, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None, keepdims: bool | None = None
+) -> Tensor:
     """Index (int64) of the first largest value along ``dim``, or in the flattened tensor."""
     return _index_of("argmax", a, dim, keepdim, axis, keepdims)
 
 
-def argmin(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def argmin(
+    a: Tensor, dim: int | None = None, keepdim: bool = False, *, axis: int | None = None, keepdims: bool | None = None
+) -> Tensor:
     """Index (int64) of the first smallest value along ``dim``, or in the flattened tensor."""
     return _index_of("argmin", a, dim, keepdim, axis, keepdims)
 
 
-def _logical(name):
-    def reduce_(a, dim=None, keepdim=False, *, axis=None, keepdims=None) -> Tensor:
+def _logical(name: str) -> Callable[..., Tensor]:
+    def reduce_(
+        a: Tensor,
+        dim: int | Sequence[int] | None = None,
+        keepdim: bool = False,
+        *,
+        axis: int | Sequence[int] | None = None,
+        keepdims: bool | None = None,
+    ) -> Tensor:
         x = a._data
         xp = backend_of(x).xp
         axes = normalize_axes(dim_arg(name, dim, axis), x.ndim)

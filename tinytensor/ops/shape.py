@@ -6,10 +6,15 @@ A view's result shares its input's in-place version cell (see autograd), as its 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from typing import Any
+
 import numpy as np
 
 from ..argcheck import dim_arg
+from ..array_types import Array, Shape, TensorLike
 from ..autograd import GRAD_ENABLED, mark_modified, saves_nothing, share_version
+from ..backend import Backend
 from ..devices import backend_of
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
@@ -18,28 +23,42 @@ from .reduce import normalize_axes
 
 
 @saves_nothing
-def _view_backward(g, backward):
+def _view_backward(g: Array, backward: Callable[[Array], Array]) -> tuple[Array]:
     return (backward(g),)
 
 
-def _view(a: Tensor, out, backward):
+def _view(a: Tensor, out: Array, backward: Callable[[Array], Array]) -> Tensor:
     """A result that may share ``a``'s storage; ``backward(g)`` maps its gradient back (shapes only)."""
     t = wrap(out, (_view_backward, (a,), backward)) if a.requires_grad and GRAD_ENABLED[0] else wrap(out)
     share_version(a, t)
     return t
 
 
-def _shape_arg(fn, shape):
+def _shape_arg(fn: str, shape: tuple[object, ...]) -> tuple[int, ...]:
+    """A shape given as ints or as one sequence of ints, checked."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    ints = []
     for n in shape:
         if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
             raise TypeError(f"{fn}(): a shape holds ints, got {tuple(shape)!r}")
-    return tuple(int(n) for n in shape)
+        ints.append(int(n))
+    return tuple(ints)
 
 
-def reshape(a: Tensor, *shape) -> Tensor:
-    """The same elements in ``shape`` (ints or one sequence; one may be -1), a view where possible."""
+def reshape(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
+    """The same elements in ``shape`` (ints or one sequence; one may be -1), a view where possible.
+
+    ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same. The result shares the input's
+    storage whenever the layout allows (in-place changes of one show in the other).
+
+    Raises
+    ------
+    TypeError
+        The shape holds something other than ints.
+    ShapeError
+        The number of elements differs.
+    """
     shape = _shape_arg("reshape", shape)
     x = a._data
     xp = backend_of(x).xp
@@ -51,27 +70,31 @@ def reshape(a: Tensor, *shape) -> Tensor:
     return _view(a, out, lambda g: xp.reshape(g, in_shape))
 
 
-def view(a: Tensor, *shape) -> Tensor:
+def view(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     """PyTorch's ``view``: ``reshape`` (numpy and CuPy return a view whenever the layout allows)."""
     return reshape(a, *shape)
 
 
-def flatten(a: Tensor, start_dim: int = 0, end_dim: int = -1, *, start_axis=None, end_axis=None) -> Tensor:
+def flatten(
+    a: Tensor, start_dim: int = 0, end_dim: int = -1, *, start_axis: int | None = None, end_axis: int | None = None
+) -> Tensor:
     """Merge the axes ``start_dim..end_dim`` (inclusive) into one; a 0-d tensor becomes shape (1,)."""
     start = dim_arg("flatten", start_dim if start_axis is None else None, start_axis)
     end = dim_arg("flatten", end_dim if end_axis is None else None, end_axis)
     return reshape(a, flattened_shape(a.shape, start, end))
 
 
-def flattened_shape(in_shape: tuple, start_dim: int, end_dim: int) -> tuple:
+def flattened_shape(in_shape: Shape, start_dim: object, end_dim: object) -> Shape:
     """The shape ``torch.flatten(x, start_dim, end_dim)`` gives."""
     ndim = max(len(in_shape), 1)  # as in PyTorch, a 0-d tensor flattens as if it had one axis
+    dims = []
     for name, d in (("start_dim", start_dim), ("end_dim", end_dim)):
         if not isinstance(d, (int, np.integer)) or isinstance(d, bool):
             raise TypeError(f"flatten: {name} must be an int, got {type(d).__name__}")
         if not -ndim <= d < ndim:
             raise ShapeError(f"flatten: {name}={d} is out of range for shape {in_shape} (expected {-ndim}..{ndim - 1})")
-    start, end = start_dim % ndim, end_dim % ndim
+        dims.append(int(d))
+    start, end = dims[0] % ndim, dims[1] % ndim
     if start > end:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for shape {in_shape}")
     if not in_shape:
@@ -82,19 +105,21 @@ def flattened_shape(in_shape: tuple, start_dim: int, end_dim: int) -> tuple:
     return tuple(in_shape[:start]) + (merged,) + tuple(in_shape[end + 1 :])
 
 
-def permute(a: Tensor, *axes) -> Tensor:
+def permute(a: Tensor, *axes: int | Sequence[int]) -> Tensor:
     """The axes reordered as ``axes`` (a view)."""
-    axes = _shape_arg("permute", axes)
+    perm = _shape_arg("permute", axes)
     x = a._data
-    if len(axes) != x.ndim or sorted(ax % x.ndim for ax in axes) != list(range(x.ndim)):
-        raise ShapeError(f"permute: {axes} is not a permutation of the {x.ndim} axes of shape {tuple(x.shape)}")
-    axes = tuple(ax % x.ndim for ax in axes) if x.ndim else ()
+    if len(perm) != x.ndim or sorted(ax % x.ndim for ax in perm) != list(range(x.ndim)):
+        raise ShapeError(f"permute: {perm} is not a permutation of the {x.ndim} axes of shape {tuple(x.shape)}")
+    perm = tuple(ax % x.ndim for ax in perm) if x.ndim else ()
     xp = backend_of(x).xp
-    inverse = tuple(sorted(range(len(axes)), key=axes.__getitem__))
-    return _view(a, xp.permute_dims(x, axes), lambda g: xp.permute_dims(g, inverse))
+    inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
+    return _view(a, xp.permute_dims(x, perm), lambda g: xp.permute_dims(g, inverse))
 
 
-def transpose(a: Tensor, dim0: int = -2, dim1: int = -1, *, axis0=None, axis1=None) -> Tensor:
+def transpose(
+    a: Tensor, dim0: int = -2, dim1: int = -1, *, axis0: int | None = None, axis1: int | None = None
+) -> Tensor:
     """Swap two axes (PyTorch's ``transpose(dim0, dim1)``); the default swaps the last two."""
     dim0 = dim_arg("transpose", dim0 if axis0 is None else None, axis0)
     dim1 = dim_arg("transpose", dim1 if axis1 is None else None, axis1)
@@ -119,7 +144,7 @@ def T(a: Tensor) -> Tensor:
     return permute(a, tuple(range(a.ndim - 1, -1, -1)))
 
 
-def expand(a: Tensor, *shape) -> Tensor:
+def expand(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     """Broadcast to ``shape`` (-1 keeps an axis); the gradient sums the broadcast axes."""
     shape = _shape_arg("expand", shape)
     x = a._data
@@ -136,7 +161,7 @@ def expand(a: Tensor, *shape) -> Tensor:
     return _view(a, out, lambda g: unbroadcast(g, in_shape))
 
 
-def squeeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
+def squeeze(a: Tensor, dim: int | Sequence[int] | None = None, *, axis: int | Sequence[int] | None = None) -> Tensor:
     """Remove size-1 axes: all of them, or those of ``dim`` that have size 1 (others are kept, as
     in PyTorch)."""
     dim = dim_arg("squeeze", dim, axis)
@@ -152,7 +177,7 @@ def squeeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
     return _view(a, xp.squeeze(x, axis=axes), lambda g: xp.reshape(g, in_shape))
 
 
-def unsqueeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
+def unsqueeze(a: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
     """A new size-1 axis at position ``dim`` of the result."""
     dim = dim_arg("unsqueeze", dim, axis)
     if not isinstance(dim, (int, np.integer)) or isinstance(dim, bool):
@@ -166,7 +191,7 @@ def unsqueeze(a: Tensor, dim=None, *, axis=None) -> Tensor:
     return _view(a, xp.expand_dims(x, axis=int(dim) % ndim), lambda g: xp.reshape(g, in_shape))
 
 
-def _join_inputs(op, tensors):
+def _join_inputs(op: str, tensors: object) -> tuple[list[Tensor | Array], list[Array], Backend]:
     if isinstance(tensors, Tensor) or not hasattr(tensors, "__iter__"):
         raise TypeError(f"{op}(): tensors must be a list or tuple of tensors, got {type(tensors).__name__}")
     tensors = list(tensors)
@@ -184,8 +209,27 @@ def _join_inputs(op, tensors):
     return tensors, arrays, backend
 
 
-def concatenate(tensors, dim: int = 0, *, axis=None) -> Tensor:
-    """Join tensors along an existing axis (PyTorch's ``cat``)."""
+def concatenate(tensors: Sequence[Tensor | Array], dim: int = 0, *, axis: int | None = None) -> Tensor:
+    """Join tensors along an existing axis (PyTorch's ``cat``).
+
+    Parameters
+    ----------
+    tensors : sequence of Tensor
+        One or more tensors (arrays are taken too) on one device, of one shape off ``dim``.
+    dim : int
+        The axis to join along (``axis`` is numpy's spelling).
+
+    Raises
+    ------
+    TypeError
+        ``tensors`` is not a sequence of tensors.
+    ValueError
+        ``tensors`` is empty.
+    ShapeError
+        The tensors are 0-d or their shapes differ off ``dim``.
+    DeviceError
+        The tensors are on different devices.
+    """
     axis = dim_arg("cat", dim if axis is None else None, axis)
     tensors, arrays, backend = _join_inputs("cat", tensors)
     xp = backend.xp
@@ -205,7 +249,7 @@ def concatenate(tensors, dim: int = 0, *, axis=None) -> Tensor:
 
 
 @saves_nothing
-def _concat_backward(g, ax, sizes, needs):
+def _concat_backward(g: Array, ax: int, sizes: list[int], needs: tuple[bool, ...]) -> tuple[Array | None, ...]:
     grads, start = [], 0
     for need, n in zip(needs, sizes):
         index = (slice(None),) * ax + (slice(start, start + n), Ellipsis)
@@ -217,7 +261,7 @@ def _concat_backward(g, ax, sizes, needs):
 cat = concatenate
 
 
-def stack(tensors, dim: int = 0, *, axis=None) -> Tensor:
+def stack(tensors: Sequence[Tensor | Array], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors of one shape along a new axis."""
     axis = dim_arg("stack", dim if axis is None else None, axis)
     tensors, _, _ = _join_inputs("stack", tensors)
@@ -231,11 +275,16 @@ def stack(tensors, dim: int = 0, *, axis=None) -> Tensor:
 
 
 # ---------------------------------------------------------------------------- indexing
-def _is_index_array(k) -> bool:
+# A key as indexing takes it: a tuple of ints, slices, None, Ellipsis and index arrays (Any: the
+# arrays have no static type, and the parts are told apart at run time)
+Key = tuple[Any, ...]
+
+
+def _is_index_array(k: object) -> bool:
     return hasattr(k, "dtype") and hasattr(k, "shape")
 
 
-def _normalize_key(key, x):
+def _normalize_key(key: object, x: Array) -> Key:
     """Tensors to arrays, lists to integer arrays, and an explicit trailing Ellipsis."""
     backend = backend_of(x)
     if not isinstance(key, tuple):
@@ -254,7 +303,7 @@ def _normalize_key(key, x):
     return tuple(parts)
 
 
-def check_index_bounds(backend, idx, n, what, allow_negative=True):
+def check_index_bounds(backend: Backend, idx: Array, n: int, what: str, allow_negative: bool = True) -> None:
     """Raise IndexError for indices outside [-n, n) (or [0, n)): CuPy would silently wrap them.
 
     One reduction and one device-to-host read of a flag; the offending value is read only on error.
@@ -267,7 +316,7 @@ def check_index_bounds(backend, idx, n, what, allow_negative=True):
         raise IndexError(f"index {int(bad)} is out of range for {what}")
 
 
-def _split_new_axes(key, ndim):
+def _split_new_axes(key: Key, ndim: int) -> tuple[Key, tuple[int, ...]]:
     """A basic key without its ``None`` entries, and the output positions those would add.
 
     The array API leaves ``None`` in a key optional (array_api_strict rejects it in some places),
@@ -288,22 +337,28 @@ def _split_new_axes(key, ndim):
     return tuple(k for k in key if k is not None), tuple(positions)
 
 
-def _insert_ones(shape, positions):
-    shape = list(shape)
+def _insert_ones(shape: Shape, positions: tuple[int, ...]) -> Shape:
+    out = list(shape)
     for pos in positions:
-        shape.insert(pos, 1)
-    return tuple(shape)
+        out.insert(pos, 1)
+    return tuple(out)
 
 
-def getitem(a: Tensor, key) -> Tensor:
-    """``a[key]``: basic indexing gives a view; integer arrays, lists and bool masks gather."""
+def getitem(a: Tensor, key: object) -> Tensor:
+    """``a[key]``: basic indexing gives a view; integer arrays, lists and bool masks gather.
+
+    A key of ints, slices, ``None`` and ``...`` selects a view that shares the tensor's storage;
+    integer tensors, arrays or lists and bool masks copy the selected elements, whose gradient is
+    scattered back (repeated indices add up). Out-of-range indices raise ``IndexError`` on every
+    device (CuPy alone would wrap them).
+    """
     x = a._data
     backend = backend_of(x)
     xp = backend.xp
     key = _normalize_key(key, x)
     arrays = [k for k in key if _is_index_array(k)]
     gather = None  # the index array of the common x[indices] case
-    new_axes = ()
+    new_axes: tuple[int, ...] = ()
     if arrays:
         if len(key) == 2 and key[1] is Ellipsis and xp.isdtype(key[0].dtype, "integral"):
             gather = key[0]
@@ -324,7 +379,7 @@ def getitem(a: Tensor, key) -> Tensor:
             out = xp.reshape(out, _insert_ones(plain_shape, new_axes))
     if a.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             if not arrays and new_axes:
                 g = xp.reshape(g, plain_shape)
             gx = backend.zeros(x.shape, g.dtype, g)
@@ -344,19 +399,19 @@ def getitem(a: Tensor, key) -> Tensor:
     return result
 
 
-def _index(x, key):
+def _index(x: Array, key: Key) -> Array:
     try:
         return x[key]
     except (IndexError, TypeError) as exc:
         raise IndexError(f"index {_show_key(key)} is invalid for a tensor of shape {tuple(x.shape)}: {exc}") from None
 
 
-def _show_key(key):
+def _show_key(key: object) -> str:
     parts = [k for k in key if k is not Ellipsis] if isinstance(key, tuple) else [key]
     return ", ".join("<array>" if hasattr(k, "shape") else repr(k) for k in parts)
 
 
-def setitem(a: Tensor, key, value) -> None:
+def setitem(a: Tensor, key: object, value: TensorLike) -> None:
     """In-place assignment, for tensors outside any graph; backward refuses to use the old values."""
     if (a.requires_grad or a._ctx is not None) and GRAD_ENABLED[0]:
         raise RuntimeError(

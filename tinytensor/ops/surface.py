@@ -11,7 +11,7 @@ generated from this table (``python -m ci.dev.surface_stubs``).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..tensor import Tensor, accepts_arrays
 from . import (
@@ -36,8 +36,10 @@ from .elementwise import ACTIVATION_OPS
 
 
 class Op(NamedTuple):
+    """One operation of the surface: its function and where it is installed."""
+
     name: str  # as tt.<name> and nn.functional.<name>
-    fn: Callable
+    fn: Callable[..., Any]  # Any: ops return tensors, tuples of them, bools or None
     methods: tuple[str, ...] = ()  # Tensor methods and operators
     tt: bool = False
     functional: bool = False
@@ -45,11 +47,11 @@ class Op(NamedTuple):
     differentiable: bool = True  # gradients flow from its result to its floating-point tensor inputs
 
 
-def _method(name: str, fn, *dunders: str) -> Op:
+def _method(name: str, fn: Callable[..., Any], *dunders: str) -> Op:
     return Op(name, fn, (name, *dunders))
 
 
-def _everywhere(name: str, fn, *methods: str) -> Op:
+def _everywhere(name: str, fn: Callable[..., Any], *methods: str) -> Op:
     """An op that is a method (by its name) and ``tt.<name>``."""
     return Op(name, fn, (name, *methods), tt=True)
 
@@ -230,16 +232,16 @@ OPS: tuple[Op, ...] = (
 )
 
 
-def _mT(self) -> Tensor:  # noqa: N802 - PyTorch's name
+def _mT(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
     """The last two axes swapped (a batch of matrices transposed)."""
     return shape.transpose(self, -2, -1)
 
 
 # Tensor properties: name -> getter
-PROPERTIES: dict[str, Callable] = {"T": shape.T, "mT": _mT}
+PROPERTIES: dict[str, Callable[[Tensor], Tensor]] = {"T": shape.T, "mT": _mT}
 
 
-def install(cls) -> None:
+def install(cls: type[Tensor]) -> None:
     """Attach the ops to ``Tensor`` (done once, when tinytensor is imported)."""
     for op in OPS:
         for name in op.methods:
@@ -248,6 +250,6 @@ def install(cls) -> None:
         setattr(cls, name, property(getter))
 
 
-def functions(namespace: str) -> dict[str, Callable]:
+def functions(namespace: str) -> dict[str, Callable[..., Any]]:
     """The ops of ``namespace`` ("tt" or "functional") by name, in their module-level form."""
     return {op.name: accepts_arrays(op.fn) if op.converts_first else op.fn for op in OPS if getattr(op, namespace)}
