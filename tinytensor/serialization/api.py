@@ -43,7 +43,7 @@ def save(obj: object, path: FileLike) -> None:
         None, bool, int, float, str or tuples of those). A state dict, an optimizer's state
         dict, or a checkpoint dict of both. A tensor or array met twice is stored once and
         comes back shared.
-    path : str, os.PathLike or binary file object
+    path : str, bytes, os.PathLike or binary file object
         The file to write; or a binary file object open for writing (``io.BytesIO``, say),
         into which the archive is written as it is made.
 
@@ -87,7 +87,7 @@ def load(path: FileLike, map_location: str | dict[str, str] | None = None) -> An
 
     Parameters
     ----------
-    path : str, os.PathLike or binary file object
+    path : str, bytes, os.PathLike or binary file object
         A ``.tt`` file (of this version, or of pytinytensor 1.x); or a binary file object open
         for reading, positioned at the start of a saved object (``io.BytesIO``, say).
     map_location : str or dict, optional

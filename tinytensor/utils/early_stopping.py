@@ -33,7 +33,8 @@ class EarlyStopping:
         The model trained: anything with ``state_dict()``, and ``load_state_dict()`` when
         ``restore_best_weights`` is True.
     patience : int, default 5
-        Epochs in a row without an improvement before stopping (0: stop at the first).
+        Epochs in a row without an improvement before stopping (0: stop at the first epoch that
+        does not improve).
     min_delta : float, default 0.0
         How much lower than the best loss so far a loss must be to count as an improvement.
     restore_best_weights : bool, default True
