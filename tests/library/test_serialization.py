@@ -598,6 +598,12 @@ BAD_INPUTS = [
         r"obj: unknown node type 'function'",
     ),
     (
+        "load-float-node-unhashable-value",
+        _load_by_hand({"type": "float", "value": ["nan"]}),
+        FileFormatError,
+        r"bad\.tt: corrupt \.tt file: obj: malformed float node",
+    ),
+    (
         "load-int-requires-grad",
         _load_by_hand(
             {"type": "dict", "items": [["i", tensor_node("arrays/0.npy", np.arange(2), requires_grad=True)]]},
@@ -713,3 +719,14 @@ def test_save_and_load_through_a_file_object_as_torch_does(device):
         tt.load(io.BytesIO())
     with pytest.raises(TypeError, match="path must be a file path .* or a binary file object, got int"):
         tt.save(state, 3)
+
+
+def test_save_and_load_take_a_bytes_path_as_open_does(tmp_path):
+    path = os.fsencode(tmp_path / "bytes.tt")
+    tt.save({"step": 3}, path)
+    assert tt.load(path) == {"step": 3}
+    assert os.listdir(tmp_path) == ["bytes.tt"]  # no temporary file left, none named after b'...'
+    (tmp_path / "junk.tt").write_bytes(b"junk")
+    with pytest.raises(tt.FileFormatError) as info:
+        tt.load(os.fsencode(tmp_path / "junk.tt"))
+    assert str(info.value).startswith(f"{tmp_path / 'junk.tt'}: not a .tt file")  # named as a str, not b'...'

@@ -5,70 +5,137 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.context
 import numbers
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
 
 import numpy as np
 
 from .. import random as _random
 from ..argcheck import int_at_least
+from ..array_types import Array
 from ..devices import backend_of
-from ..tensor import wrap
+from ..tensor import Tensor, wrap
 from .collate import default_collate
-from .dataset import TensorDataset
+from .dataset import MapDataset, TensorDataset
 from .pool import WorkerEpoch, WorkerPool
+
+if TYPE_CHECKING:
+    from .collate import CollateFn
+    from .workers import Indices
+
+_T = TypeVar("_T")
 
 
 class DataLoader:
     """Iterate over ``dataset`` in batches, as ``torch.utils.data.DataLoader`` does.
 
-    ``len(loader)`` is the number of batches; each ``for batch in loader`` is a new epoch (a new
-    order when ``shuffle=True``). The order comes from ``generator`` (a ``tt.Generator``) or else
-    from tinytensor's global stream, so ``tt.manual_seed`` fixes it. ``sampler`` (an iterable of
-    indices) or ``batch_sampler`` (an iterable of index lists) replace that order, as in PyTorch.
+    ``len(loader)`` is the number of batches; each ``for batch in loader`` is a new epoch, in a
+    new order when ``shuffle=True``.
 
+    Parameters
+    ----------
+    dataset : Dataset
+        Any object with ``__len__`` and ``__getitem__`` (a map-style dataset): a
+        ``TensorDataset``, a ``Dataset`` subclass, a list.
+    batch_size : int, default 1
+        Samples per batch.
+    shuffle : bool, default False
+        Draw a new order of the samples at the start of each epoch.
+    sampler : iterable of int, optional
+        The order of the samples (indices into ``dataset``), instead of ``shuffle``'s; read
+        once per epoch. ``len(loader)`` needs it to have a length.
+    batch_sampler : iterable of lists of int, optional
+        The batches themselves, as lists of indices; excludes ``batch_size``, ``shuffle``,
+        ``sampler`` and ``drop_last``, and sets ``loader.batch_size`` to None.
+    num_workers : int, default 0
+        Worker processes that make the batches; 0 makes them in this process.
+    collate_fn : callable, optional
+        Merges a list of samples into a batch; ``default_collate`` by default.
+    pin_memory : bool, default False
+        Accepted for PyTorch compatibility; does nothing (see Notes).
+    drop_last : bool, default False
+        Leave out the last batch when it would have fewer than ``batch_size`` samples.
+    timeout : float, default 0
+        With workers, the most seconds to wait for one batch (0: no limit); then RuntimeError.
+    worker_init_fn : callable, optional
+        Called in each worker process as ``worker_init_fn(worker_id)``, once it is seeded.
+    multiprocessing_context : str or multiprocessing context, optional
+        The start method of the workers: ``'fork'``, ``'spawn'``, ``'forkserver'`` or a context
+        from ``multiprocessing.get_context``; by default the platform's. Needs ``num_workers > 0``.
+    generator : tt.Generator, optional
+        The source of the shuffled order and of the workers' seeds; by default tinytensor's
+        global stream, so that ``tt.manual_seed`` fixes both.
+    prefetch_factor : int, optional
+        Batches each worker keeps in flight: 2 by default with workers; needs ``num_workers > 0``.
+    persistent_workers : bool, default False
+        Keep the worker processes (and their copy of the dataset, and their seeds) from one
+        epoch to the next, for the loader's life; needs ``num_workers > 0``.
+
+    Raises
+    ------
+    TypeError
+        An argument of the wrong type: a dataset without ``__len__`` and ``__getitem__``, a flag
+        that is not a bool, a non-callable ``collate_fn`` or ``worker_init_fn``, a generator that
+        is not a ``tt.Generator``.
+    ValueError
+        A value out of range (``batch_size < 1``, ``num_workers < 0``, ``timeout < 0``), an
+        unknown start method, or options that exclude each other (``sampler`` with
+        ``shuffle``; ``batch_sampler`` with the batching options; worker options without
+        workers).
+
+    Notes
+    -----
     With ``num_workers=0`` batches are made in this process, on the data's own device: a
     ``TensorDataset`` is batched by one gather per tensor, other datasets are read sample by
-    sample and merged by ``collate_fn`` (``default_collate``). Batches are new arrays (copies),
-    detached from any graph.
+    sample and merged by ``collate_fn``. Batches are new arrays (copies), detached from any graph.
 
-    ``num_workers=n`` loads batches in n worker processes (``multiprocessing``, with the
-    platform's default start method or ``multiprocessing_context``: 'fork', 'spawn',
-    'forkserver' or a context). Batch k is made by worker k % n and batches arrive in order, so
-    an epoch is the same as with ``num_workers=0``, but its Tensors are on the CPU. Each epoch
-    draws one ``base_seed`` from ``generator`` or the global stream (with or without workers, so
-    the stream does not depend on ``num_workers``); worker i seeds Python's ``random`` and
-    tinytensor's generator with ``base_seed + i`` and numpy's legacy global state from both, as
-    PyTorch does, then calls ``worker_init_fn(i)``; ``get_worker_info()`` describes the worker.
-    Each worker keeps ``prefetch_factor`` batches (default 2) in flight. ``timeout`` (seconds,
-    0: none) bounds the wait for one batch. Workers stop when the epoch ends, fails or is
-    garbage-collected; ``persistent_workers=True`` keeps them (and their dataset copy and seeds)
-    for the loader's life. Under 'spawn' and 'forkserver' the dataset, ``collate_fn`` and
-    ``worker_init_fn`` are pickled: define them at module level. An exception in a worker is
-    raised here with the worker's id and traceback; a worker that dies raises RuntimeError.
-    As in PyTorch, keep a dataset that workers read on the CPU: a forked process cannot use the
-    GPU its parent has initialised.
+    ``num_workers=n`` loads batches in n processes (``multiprocessing``). Batch k is made by
+    worker k % n and batches arrive in order, so an epoch is the same as with
+    ``num_workers=0``, but its Tensors are on the CPU. Each epoch draws one ``base_seed`` from
+    ``generator`` or the global stream (with or without workers, so the stream does not depend
+    on ``num_workers``); worker i seeds Python's ``random`` and tinytensor's generator with
+    ``base_seed + i`` and numpy's legacy global state from both, as PyTorch does, then calls
+    ``worker_init_fn(i)``; ``get_worker_info()`` describes the worker. Workers stop when the
+    epoch ends, fails or is garbage-collected, unless they are persistent. Under ``'spawn'``
+    and ``'forkserver'`` the dataset, ``collate_fn`` and ``worker_init_fn`` are pickled: define
+    them at module level. An exception in a worker is raised here with the worker's id and
+    traceback; a worker that dies raises RuntimeError. As in PyTorch, keep a dataset that
+    workers read on the CPU: a forked process cannot use the GPU its parent has initialised.
 
-    ``pin_memory`` is accepted for PyTorch compatibility and does nothing: tinytensor does not
-    page-lock host memory, so batches are ordinary host (or device) arrays either way.
+    Differences from PyTorch: the same seed gives other orders than PyTorch's (the order comes
+    from tinytensor's generator); ``batch_size=None`` (no batching) and iterable-style
+    datasets are not supported; ``pin_memory`` does nothing, as tinytensor does not page-lock
+    host memory, so batches are ordinary host (or device) arrays either way; and there is no
+    ``in_order`` or ``pin_memory_device``.
+
+    Examples
+    --------
+    >>> x, y = tt.randn(100, 3), tt.arange(100)
+    >>> loader = DataLoader(TensorDataset(x, y), batch_size=32, shuffle=True)
+    >>> len(loader)
+    4
+    >>> [tuple(xb.shape) for xb, yb in loader]
+    [(32, 3), (32, 3), (32, 3), (4, 3)]
     """
 
     def __init__(
         self,
-        dataset,
-        batch_size=1,
-        shuffle=False,
-        sampler=None,
-        batch_sampler=None,
-        num_workers=0,
-        collate_fn=None,
-        pin_memory=False,
-        drop_last=False,
-        timeout=0,
-        worker_init_fn=None,
-        multiprocessing_context=None,
-        generator=None,
+        dataset: MapDataset,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        sampler: Iterable[int] | None = None,
+        batch_sampler: Iterable[Sequence[int]] | None = None,
+        num_workers: int = 0,
+        collate_fn: CollateFn | None = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Callable[[int], object] | None = None,
+        multiprocessing_context: str | multiprocessing.context.BaseContext | None = None,
+        generator: _random.Generator | None = None,
         *,
-        prefetch_factor=None,
-        persistent_workers=False,
+        prefetch_factor: int | None = None,
+        persistent_workers: bool = False,
     ):
         _check_dataset(dataset)
         self.dataset = dataset
@@ -85,13 +152,8 @@ class DataLoader:
                     "DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler and drop_last"
                 )
             self.batch_size = None  # as in PyTorch: the batch sampler sets the batches
-        if generator is not None and not isinstance(generator, _random.Generator):
-            raise TypeError(
-                "DataLoader: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) "
-                f"or None, got {type(generator).__module__}.{type(generator).__qualname__}"
-            )
-        self.generator = generator
-        self.collate_fn = _check_callable(collate_fn, "collate_fn") or default_collate
+        self.generator = _check_generator(generator)
+        self.collate_fn: CollateFn = _check_callable(collate_fn, "collate_fn") or default_collate
         self.pin_memory = _check_flag(pin_memory, "pin_memory")
         self._check_workers(num_workers, timeout, worker_init_fn, multiprocessing_context)
         self.prefetch_factor = _check_prefetch(prefetch_factor, self.num_workers)
@@ -100,7 +162,9 @@ class DataLoader:
             raise ValueError("DataLoader: persistent_workers=True needs num_workers > 0 (there are no workers to keep)")
         self._pool: WorkerPool | None = None
 
-    def _check_workers(self, num_workers, timeout, worker_init_fn, context) -> None:
+    def _check_workers(
+        self, num_workers: object, timeout: object, worker_init_fn: Callable[[int], object] | None, context: object
+    ) -> None:
         try:
             self.num_workers = int_at_least("DataLoader", "num_workers", num_workers, 0)
         except ValueError as exc:
@@ -114,13 +178,14 @@ class DataLoader:
         self.multiprocessing_context = _check_context(context, self.num_workers)
 
     def __len__(self) -> int:
+        # A sampler without a length (a generator, say) makes len() a TypeError, as in PyTorch.
         if self.batch_sampler is not None:
-            return len(self.batch_sampler)
-        n = len(self.sampler) if self.sampler is not None else len(self.dataset)
+            return len(self.batch_sampler)  # type: ignore[arg-type]  # see above
+        n = len(self.sampler) if self.sampler is not None else len(self.dataset)  # type: ignore[arg-type]
         assert self.batch_size is not None
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         # The seed and the order are drawn here, when the epoch starts, not at the first next().
         base_seed = int(self._rng().integers(0, 2**63 - 1))
         order, bounds = self._plan()
@@ -151,7 +216,7 @@ class DataLoader:
     def _rng(self) -> np.random.Generator:
         return self.generator.rng if self.generator is not None else _random.generator()
 
-    def _plan(self):
+    def _plan(self) -> tuple[Indices, list[tuple[int, int]]]:
         """The epoch's sample order and each batch's ``(start, stop)`` in it."""
         if self.batch_sampler is not None:
             batches = [np.asarray(list(b), dtype=np.int64).reshape(-1) for b in self.batch_sampler]
@@ -179,23 +244,25 @@ class DataLoader:
         )
 
 
-def fetch(dataset, collate_fn, indices: np.ndarray):
+def fetch(dataset: MapDataset, collate_fn: CollateFn, indices: Indices) -> Any:
     """One batch, as a worker makes it: the samples at ``indices`` merged by ``collate_fn``."""
     if collate_fn is default_collate and _gathers(dataset):
         return next(_gathered_batches(dataset.tensors, indices, [(0, len(indices))]))
     return collate_fn([dataset[i] for i in indices.tolist()])
 
 
-def _gathers(dataset) -> bool:
+def _gathers(dataset: object) -> TypeGuard[TensorDataset]:
     # A subclass that overrides __getitem__ (e.g. to transform samples) must be read item by item.
     return isinstance(dataset, TensorDataset) and type(dataset).__getitem__ is TensorDataset.__getitem__
 
 
-def _gathered_batches(tensors, order, bounds):
+def _gathered_batches(
+    tensors: Sequence[Tensor], order: Indices, bounds: Iterable[tuple[int, int]]
+) -> Iterator[list[Tensor]]:
     arrays = [t._data for t in tensors]
     # The epoch's order, uploaded once per device that holds a dataset tensor.
-    on_device = {}
-    indices = []
+    on_device: dict[str, Array] = {}
+    indices: list[Array] = []
     for data in arrays:
         backend = backend_of(data)
         key = backend.device(data)
@@ -210,12 +277,14 @@ def _gathered_batches(tensors, order, bounds):
         ]
 
 
-def _collated_batches(dataset, collate_fn, order, bounds):
+def _collated_batches(
+    dataset: MapDataset, collate_fn: CollateFn, order: Indices, bounds: Iterable[tuple[int, int]]
+) -> Iterator[Any]:
     for start, stop in bounds:
         yield collate_fn([dataset[i] for i in order[start:stop].tolist()])
 
 
-def _check_dataset(dataset) -> None:
+def _check_dataset(dataset: object) -> None:
     if dataset is None or isinstance(dataset, (str, bytes)):
         raise TypeError(f"DataLoader: dataset must be a dataset (e.g. a TensorDataset), got {type(dataset).__name__}")
     missing = [name for name in ("__len__", "__getitem__") if not hasattr(type(dataset), name)]
@@ -225,30 +294,39 @@ def _check_dataset(dataset) -> None:
             f"TensorDataset); {type(dataset).__name__} has no {' or '.join(missing)}"
         )
     try:
-        len(dataset)
+        len(dataset)  # type: ignore[arg-type]  # its type has __len__: checked above, which mypy cannot follow
     except NotImplementedError:
         raise TypeError(f"DataLoader: dataset {type(dataset).__name__} does not implement __len__") from None
 
 
-def _check_flag(value, name: str) -> bool:
+def _check_flag(value: object, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"DataLoader: {name} must be True or False, got {type(value).__name__}")
     return bool(value)
 
 
-def _check_callable(value, name: str):
+def _check_generator(generator: object) -> _random.Generator | None:
+    if generator is not None and not isinstance(generator, _random.Generator):
+        raise TypeError(
+            "DataLoader: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) "
+            f"or None, got {type(generator).__module__}.{type(generator).__qualname__}"
+        )
+    return generator
+
+
+def _check_callable(value: _T, name: str) -> _T:
     if value is not None and not callable(value):
         raise TypeError(f"DataLoader: {name} must be callable or None, got {type(value).__name__} {value!r:.40}")
     return value
 
 
-def _check_iterable(value, name: str, what: str):
+def _check_iterable(value: _T, name: str, what: str) -> _T:
     if value is not None and not hasattr(type(value), "__iter__"):
         raise TypeError(f"DataLoader: {name} must be {what} or None, got {type(value).__name__}")
     return value
 
 
-def _check_prefetch(prefetch_factor, num_workers: int) -> int | None:
+def _check_prefetch(prefetch_factor: object, num_workers: int) -> int | None:
     if prefetch_factor is None:
         return 2 if num_workers else None  # PyTorch's default, and None without workers
     if not num_workers:
@@ -259,7 +337,7 @@ def _check_prefetch(prefetch_factor, num_workers: int) -> int | None:
     return int_at_least("DataLoader", "prefetch_factor", prefetch_factor, 1)
 
 
-def _check_context(context, num_workers: int):
+def _check_context(context: object, num_workers: int) -> multiprocessing.context.BaseContext | None:
     if context is None:
         return None
     if not num_workers:

@@ -8,37 +8,102 @@ import itertools
 import math
 import operator
 import warnings
+from collections.abc import Iterable, Sequence, Sized
+from typing import Any, Protocol
+
+import numpy as np
 
 from .. import random as _random
+from ..array_types import Array
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, is_array, wrap
 
 
-class Dataset:
-    """Base class of map-style datasets: ``dataset[i]`` is sample ``i`` for ``0 <= i < len(dataset)``."""
+class MapDataset(Protocol):
+    """What a ``DataLoader``, ``Subset``, ``ConcatDataset`` and ``random_split`` read from a dataset:
+    ``len(dataset)`` and ``dataset[i]``. A ``Dataset``, a list or a ``range`` all qualify."""
 
-    def __getitem__(self, index):
+    def __len__(self) -> int: ...
+
+    # Any: the index a dataset takes (an int, or more) and the sample it returns are its own.
+    def __getitem__(self, index: Any, /) -> Any: ...
+
+
+class Dataset:
+    """Base class of map-style datasets: ``dataset[i]`` is sample ``i`` for ``0 <= i < len(dataset)``.
+
+    As ``torch.utils.data.Dataset``: a subclass defines ``__getitem__`` (one sample, any Python
+    object) and ``__len__`` (the number of samples); the base class defines neither and raises
+    ``NotImplementedError`` when they are called. ``a + b`` is ``ConcatDataset([a, b])``.
+
+    A ``DataLoader`` takes any object with ``__len__`` and ``__getitem__``; deriving from this
+    class is optional, as in PyTorch. Unlike PyTorch's, this class is not generic
+    (``Dataset[int]`` is not a type) and there are no iterable-style datasets.
+
+    Examples
+    --------
+    >>> class Squares(Dataset):
+    ...     def __len__(self):
+    ...         return 10
+    ...
+    ...     def __getitem__(self, index):
+    ...         return index * index
+    >>> Squares()[3]
+    9
+    """
+
+    def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError(f"{type(self).__name__} does not define __getitem__()")
 
     def __len__(self) -> int:
         raise NotImplementedError(f"{type(self).__name__} does not define __len__()")
 
-    def __add__(self, other) -> ConcatDataset:
+    def __add__(self, other: MapDataset) -> ConcatDataset:
         """``a + b``: the samples of ``a``, then those of ``b`` (a ``ConcatDataset``)."""
         return ConcatDataset([self, other])
 
 
 class TensorDataset(Dataset):
-    """Samples are rows of tensors of equal length: ``dataset[i] == (t[i] for t in tensors)``.
+    """Samples are rows of tensors of equal length: ``dataset[i]`` is ``tuple(t[i] for t in tensors)``.
 
-    Takes Tensors or numpy / CuPy / array_api_strict arrays; arrays are wrapped without a copy, so
-    the dataset reads them where they are (on their device). A ``DataLoader`` gathers whole batches
-    from ``.tensors`` with one indexed copy per tensor.
+    As ``torch.utils.data.TensorDataset``.
+
+    Parameters
+    ----------
+    *tensors : Tensor or array
+        One or more Tensors, or numpy, CuPy or array_api_strict arrays, of bool, integer or
+        float dtype, with at least one axis and the same length along axis 0. Arrays are
+        wrapped without a copy, so the dataset reads them where they are (on their device).
+        They are kept in ``.tensors``, as Tensors.
+
+    Raises
+    ------
+    ValueError
+        No tensors are given.
+    TypeError
+        An argument is not a Tensor or array (a list, say: ``tt.tensor(...)`` converts it), or
+        holds neither bools nor numbers.
+    ShapeError
+        An argument is 0-d, or the lengths along axis 0 differ.
+
+    Notes
+    -----
+    Unlike PyTorch's, it also takes arrays, and a ``DataLoader`` with the default
+    ``collate_fn`` and ``num_workers=0`` makes each batch with one indexed copy per tensor
+    (``take`` along axis 0) instead of reading and stacking sample by sample; a subclass that
+    overrides ``__getitem__`` is read sample by sample.
+
+    Examples
+    --------
+    >>> x, y = tt.randn(100, 3), tt.arange(100)
+    >>> dataset = TensorDataset(x, y)
+    >>> len(dataset), dataset[0][1].item()
+    (100, 0)
     """
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor | Array):
         if not tensors:
             raise ValueError("TensorDataset needs at least one tensor, got none")
         self.tensors = tuple(_as_tensor(t, k) for k, t in enumerate(tensors))
@@ -49,7 +114,8 @@ class TensorDataset(Dataset):
                 f"(shapes {[t.shape for t in self.tensors]})"
             )
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
+        # Any: whatever a Tensor's indexing takes (an int, a slice, a list or array of indices).
         return tuple(t[index] for t in self.tensors)
 
     def __len__(self) -> int:
@@ -60,7 +126,7 @@ class TensorDataset(Dataset):
         return f"TensorDataset({len(self)} samples: {parts})"
 
 
-def _as_tensor(value, position: int) -> Tensor:
+def _as_tensor(value: object, position: int) -> Tensor:
     where = f"TensorDataset: argument {position}"
     if isinstance(value, Tensor):
         tensor = value
@@ -83,19 +149,32 @@ def _as_tensor(value, position: int) -> Tensor:
     return tensor
 
 
-def _type_name(value) -> str:
+def _type_name(value: object) -> str:
     cls = type(value)
     return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order: ``subset[i] is dataset[indices[i]]``."""
+    """The samples of ``dataset`` at ``indices``, in that order: ``subset[i]`` is ``dataset[indices[i]]``.
 
-    def __init__(self, dataset, indices):
+    As ``torch.utils.data.Subset``: nothing is copied or checked when it is made; ``dataset``
+    and ``indices`` are kept as given (``.dataset``, ``.indices``), and an index out of range
+    fails when it is read. ``subset[[i, j]]`` (a list) asks ``dataset`` for
+    ``[indices[i], indices[j]]`` at once, as PyTorch's does.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Any object with ``__len__`` and ``__getitem__``.
+    indices : sequence of int
+        The positions in ``dataset`` of the subset's samples.
+    """
+
+    def __init__(self, dataset: MapDataset, indices: Sequence[int]):
         self.dataset = dataset
         self.indices = indices
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         if isinstance(index, list):  # as PyTorch's Subset: a list of positions reads them at once
             return self.dataset[[self.indices[i] for i in index]]
         return self.dataset[self.indices[index]]
@@ -107,24 +186,40 @@ class Subset(Dataset):
 class ConcatDataset(Dataset):
     """The samples of several datasets one after another, as ``torch.utils.data.ConcatDataset``.
 
-    ``cumulative_sizes[k]`` is the number of samples in ``datasets[0..k]``; an index may be
-    negative (from the end); out of range it is an IndexError.
+    Parameters
+    ----------
+    datasets : iterable of Dataset
+        The datasets, each any object with ``__len__`` and ``__getitem__``; kept as the list
+        ``.datasets``. Their lengths are read once, here: a dataset that grows later is not seen.
+
+    Raises
+    ------
+    ValueError
+        ``datasets`` is empty.
+
+    Notes
+    -----
+    ``cumulative_sizes[k]`` is the number of samples in ``datasets[0]`` to ``datasets[k]``. An
+    index is an integer, negative ones counting from the end; one out of range is an
+    ``IndexError`` and any other index a ``TypeError`` (PyTorch's accepts no more). Unlike
+    PyTorch's, it does not refuse iterable-style datasets, which tinytensor does not have.
     """
 
-    def __init__(self, datasets):
+    def __init__(self, datasets: Iterable[MapDataset]):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("ConcatDataset: datasets should not be an empty iterable")
         self.cumulative_sizes = self.cumsum(self.datasets)
 
     @staticmethod
-    def cumsum(sequence) -> list[int]:
+    def cumsum(sequence: Iterable[Sized]) -> list[int]:
+        """The running totals of the lengths of ``sequence``'s items: ``[3, 5]`` for lengths 3 and 2."""
         return list(itertools.accumulate(len(d) for d in sequence))
 
     def __len__(self) -> int:
         return self.cumulative_sizes[-1]
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         try:
             position = operator.index(index)
         except TypeError:
@@ -138,38 +233,88 @@ class ConcatDataset(Dataset):
         return self.datasets[k][position - (self.cumulative_sizes[k - 1] if k else 0)]
 
 
-def random_split(dataset, lengths, generator=None) -> list[Subset]:
+def random_split(
+    dataset: MapDataset, lengths: Sequence[int | float], generator: _random.Generator | None = None
+) -> list[Subset]:
     """Split ``dataset`` at random into non-overlapping ``Subset`` objects of the given lengths.
 
-    As ``torch.utils.data.random_split``: ``lengths`` are sample counts that sum to
-    ``len(dataset)``, or fractions that sum to 1; each fraction gives ``floor(len * fraction)``
-    samples and the remainder is dealt one by one to the splits in order (a split left empty
-    warns). The permutation comes from ``generator`` (a ``tt.Generator``) or the global stream.
+    As ``torch.utils.data.random_split``.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        Any object with ``__len__`` and ``__getitem__``; each split reads it through a ``Subset``.
+    lengths : sequence of int or float
+        Sample counts (ints >= 0) that sum to ``len(dataset)``, or fractions (between 0 and 1)
+        that sum to 1. A fraction gives ``floor(len(dataset) * fraction)`` samples and the
+        remainder is dealt one by one to the splits in order, as PyTorch deals it.
+    generator : tt.Generator, optional
+        The source of the permutation; by default tinytensor's global stream, so that
+        ``tt.manual_seed`` fixes the split.
+
+    Returns
+    -------
+    list of Subset
+        One ``Subset`` per length, in order, whose ``indices`` (a list of ints) partition
+        ``range(len(dataset))``.
+
+    Raises
+    ------
+    TypeError
+        ``generator`` is not a ``tt.Generator`` (a ``torch.Generator`` or numpy generator, say).
+    ValueError
+        A length is neither a count nor a fraction, a fraction is out of [0, 1], or the lengths
+        do not sum to the dataset's length (or to 1).
+
+    Warns
+    -----
+    UserWarning
+        A split of fractions comes out empty.
+
+    Notes
+    -----
+    The same seed gives a different split than PyTorch's: the permutation comes from
+    tinytensor's generator, not torch's.
+
+    Examples
+    --------
+    >>> train, val = random_split(range(10), [0.8, 0.2], generator=tt.Generator().manual_seed(0))
+    >>> len(train), len(val)
+    (8, 2)
     """
-    if generator is not None and not isinstance(generator, _random.Generator):
-        raise TypeError(
-            f"random_split: generator must be a tinytensor Generator or None, got {type(generator).__name__}"
-        )
-    lengths = list(lengths)
+    rng = _generator_rng(generator)
+    requested = list(lengths)
     total = len(dataset)
-    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        lengths = _lengths_of_fractions(lengths, total)
-    for k, length in enumerate(lengths):
+    if math.isclose(sum(requested), 1) and sum(requested) <= 1:
+        requested = list(_lengths_of_fractions(requested, total))
+    counts: list[int] = []
+    for k, length in enumerate(requested):
         if isinstance(length, bool) or not isinstance(length, int) or length < 0:
             raise ValueError(
                 f"random_split: lengths must be counts (ints >= 0) or fractions that sum to 1; length {k} is {length!r}"
             )
-    if sum(lengths) != total:
-        raise ValueError(f"random_split: the lengths sum to {sum(lengths)}, but the dataset has {total} samples")
-    rng = generator.rng if generator is not None else _random.generator()
-    indices = rng.permutation(total).tolist()
+        counts.append(length)
+    if sum(counts) != total:
+        raise ValueError(f"random_split: the lengths sum to {sum(counts)}, but the dataset has {total} samples")
+    indices: list[int] = rng.permutation(total).tolist()
     return [
         Subset(dataset, indices[stop - length : stop])
-        for stop, length in zip(itertools.accumulate(lengths), lengths, strict=True)
+        for stop, length in zip(itertools.accumulate(counts), counts, strict=True)
     ]
 
 
-def _lengths_of_fractions(fractions, total: int) -> list[int]:
+def _generator_rng(generator: object) -> np.random.Generator:
+    """The numpy Generator behind ``generator`` (a ``tt.Generator``), or the global stream's for None."""
+    if generator is None:
+        return _random.generator()
+    if not isinstance(generator, _random.Generator):
+        raise TypeError(
+            f"random_split: generator must be a tinytensor Generator or None, got {type(generator).__name__}"
+        )
+    return generator.rng
+
+
+def _lengths_of_fractions(fractions: Sequence[float], total: int) -> list[int]:
     for k, fraction in enumerate(fractions):
         if not 0 <= fraction <= 1:
             raise ValueError(f"random_split: fraction {k} is {fraction}, not between 0 and 1")

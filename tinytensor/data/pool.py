@@ -17,9 +17,19 @@ import signal
 import time
 import types
 import weakref
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
+from multiprocessing.process import BaseProcess
 from multiprocessing.reduction import ForkingPickler
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from .workers import WorkerError, from_host, worker_loop
+
+if TYPE_CHECKING:
+    from .collate import CollateFn
+    from .dataset import MapDataset
+    from .workers import Fetch, Indices, Task
 
 # How long workers get to exit after the stop message before they are terminated (seconds).
 _GRACE = 5.0
@@ -28,12 +38,21 @@ _GRACE = 5.0
 class WorkerPool:
     """``num_workers`` started worker processes and the pipes to them."""
 
-    def __init__(self, num_workers, context, base_seed, fetch, dataset, collate_fn, init_fn):
+    def __init__(
+        self,
+        num_workers: int,
+        context: BaseContext | None,
+        base_seed: int,
+        fetch: Fetch,
+        dataset: MapDataset,
+        collate_fn: CollateFn,
+        init_fn: Callable[[int], object] | None,
+    ):
         context = context or multiprocessing.get_context()
         self.size, self.epoch = num_workers, 0
-        self._procs: list = []
-        self._tasks: list = []
-        self._results: list = []
+        self._procs: list[BaseProcess] = []
+        self._tasks: list[Connection] = []
+        self._results: list[Connection] = []
         # A finalizer, not __del__: the processes are stopped even when the pool is never closed
         # (or at interpreter exit), and it reads the lists as they are filled below.
         self._finalizer = weakref.finalize(self, _stop, self._procs, self._tasks, self._results)
@@ -41,7 +60,8 @@ class WorkerPool:
             task_reader, task_writer = multiprocessing.Pipe(duplex=False)
             result_reader, result_writer = multiprocessing.Pipe(duplex=False)
             args = (worker_id, num_workers, base_seed, fetch, dataset, collate_fn, init_fn)
-            process = context.Process(
+            # Each start method's context class defines Process; typeshed's BaseContext does not.
+            process = context.Process(  # type: ignore[attr-defined]
                 target=worker_loop,
                 args=(*args, task_reader, result_writer),
                 name=f"DataLoader worker {worker_id}",
@@ -67,15 +87,17 @@ class WorkerPool:
 
     @property
     def closed(self) -> bool:
+        """Whether the workers have been stopped (by ``close()``, an error or garbage collection)."""
         return not self._finalizer.alive
 
-    def submit(self, worker_id: int, message) -> None:
+    def submit(self, worker_id: int, message: Task) -> None:
+        """Send ``message`` to worker ``worker_id``; a worker that has died is noticed by ``receive()``."""
         try:
             self._tasks[worker_id].send(message)
         except OSError:  # that worker died: receive() reports it when its batch is awaited
             pass
 
-    def receive(self, timeout: float):
+    def receive(self, timeout: float) -> tuple[int, int, object]:
         """The next ``(epoch, batch, reply)`` from any worker. Raises RuntimeError, and closes the
         pool, when a worker has died or nothing came within ``timeout`` seconds (0: no limit)."""
         deadline = time.monotonic() + timeout if timeout else None
@@ -86,7 +108,8 @@ class WorkerPool:
             for worker_id, conn in enumerate(self._results):
                 if id(conn) in ready:
                     try:
-                        return conn.recv()
+                        reply: tuple[int, int, object] = conn.recv()  # a worker_loop's (epoch, batch, reply)
+                        return reply
                     except (EOFError, OSError):  # the worker exited, closing its end
                         self._died(worker_id)
             for worker_id, process in enumerate(self._procs):
@@ -96,7 +119,7 @@ class WorkerPool:
                 self.close()
                 raise RuntimeError(f"DataLoader timed out after {timeout} seconds waiting for a batch from its workers")
 
-    def _died(self, worker_id: int):
+    def _died(self, worker_id: int) -> NoReturn:
         process = self._procs[worker_id]
         process.join(_GRACE)
         self.close()
@@ -107,7 +130,7 @@ class WorkerPool:
         self._finalizer()
 
 
-def _stop(procs, tasks, results) -> None:
+def _stop(procs: list[BaseProcess], tasks: list[Connection], results: list[Connection]) -> None:
     for conn in tasks:
         try:
             conn.send(None)
@@ -120,7 +143,8 @@ def _stop(procs, tasks, results) -> None:
         alive = [k for k, process in enumerate(procs) if process.is_alive()]
         if not alive:
             break
-        waits = [procs[k].sentinel for k in alive] + [pipes[k] for k in alive if k in pipes]
+        waits: list[Connection | int] = [procs[k].sentinel for k in alive]
+        waits += [pipes[k] for k in alive if k in pipes]
         ready = {id(r) for r in multiprocessing.connection.wait(waits, max(0.0, deadline - time.monotonic()))}
         for k in alive:
             if k in pipes and id(pipes[k]) in ready:
@@ -146,12 +170,12 @@ class WorkerEpoch:
     loader's persistent one.
     """
 
-    def __init__(self, pool: WorkerPool, batches: list, prefetch_factor: int, timeout: float, owns_pool: bool):
+    def __init__(self, pool: WorkerPool, batches: list[Indices], prefetch_factor: int, timeout: float, owns_pool: bool):
         pool.epoch += 1
         self._pool: WorkerPool | None = pool
         self._epoch, self._batches, self._timeout, self._owns = pool.epoch, batches, timeout, owns_pool
         self._next = self._sent = 0
-        self._ready: dict = {}
+        self._ready: dict[int, object] = {}  # batch number -> reply (a batch or a WorkerError)
         for _ in range(prefetch_factor * pool.size):
             self._submit()
 
@@ -167,7 +191,7 @@ class WorkerEpoch:
     def __len__(self) -> int:
         return len(self._batches)
 
-    def __next__(self):
+    def __next__(self) -> Any:
         pool = self._pool
         if pool is None:
             raise StopIteration
@@ -202,11 +226,11 @@ class WorkerEpoch:
             pool.close()
         self._pool = None
 
-    def __del__(self):
+    def __del__(self) -> None:
         self.close()
 
 
-def _death_message(worker_id: int, process) -> str:
+def _death_message(worker_id: int, process: BaseProcess) -> str:
     code = process.exitcode
     if code is None:
         how = "closed its pipe"
@@ -224,7 +248,7 @@ def _death_message(worker_id: int, process) -> str:
     )
 
 
-def _pickling_error(method: str, **parts) -> Exception | None:
+def _pickling_error(method: str, **parts: object) -> Exception | None:
     """Why a worker could not start, when the start method could not pickle one of ``parts``
     (dataset, collate_fn, worker_init_fn): names it, and the attribute or item inside it."""
     for name, value in parts.items():
@@ -245,7 +269,7 @@ def _pickling_error(method: str, **parts) -> Exception | None:
     return None
 
 
-def _unpicklable_part(value, path: str, depth: int = 0):
+def _unpicklable_part(value: object, path: str, depth: int = 0) -> tuple[str, object]:
     """The deepest attribute or item of ``value`` that cannot be pickled, and its path."""
     if depth < 5 and not isinstance(value, (type, types.FunctionType, types.MethodType, types.ModuleType)):
         if isinstance(value, dict):

@@ -17,12 +17,29 @@ import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable
+from multiprocessing.connection import Connection
 from multiprocessing.reduction import ForkingPickler
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 
 from .. import random as _random
 from ..tensor import Tensor, wrap
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
+    from .collate import CollateFn
+    from .dataset import MapDataset
+
+    Indices: TypeAlias = npt.NDArray[np.int64]  # the samples of one batch, as positions in the dataset
+    # A message to a worker: (epoch, batch number, the batch's indices); None tells it to stop.
+    Task: TypeAlias = tuple[int, int, Indices] | None
+    # What makes a batch in a worker: fetch(dataset, collate_fn, indices) (dataloader.fetch).
+    Fetch: TypeAlias = Callable[[MapDataset, CollateFn, Indices], object]
+
+_K = TypeVar("_K")
 
 # How often a worker checks that the process that started it is still alive (seconds).
 CHECK_INTERVAL = 1.0
@@ -37,7 +54,7 @@ class WorkerInfo:
     id: int
     num_workers: int
     seed: int
-    dataset: object
+    dataset: MapDataset
 
 
 _info: WorkerInfo | None = None
@@ -48,6 +65,12 @@ def get_worker_info() -> WorkerInfo | None:
 
     As ``torch.utils.data.get_worker_info``: a ``worker_init_fn`` or the dataset can use ``id`` to
     read its own shard, or ``seed`` to seed another library.
+
+    Returns
+    -------
+    WorkerInfo or None
+        In a worker: its ``id`` (0 to ``num_workers - 1``), ``num_workers``, the ``seed`` it was
+        given (``base_seed + id``) and ``dataset``, the worker's own copy of the dataset.
     """
     return _info
 
@@ -68,20 +91,30 @@ def seed_worker(base_seed: int, worker_id: int) -> int:
     return seed
 
 
-def worker_loop(worker_id, num_workers, base_seed, fetch, dataset, collate_fn, init_fn, tasks, results):
+def worker_loop(
+    worker_id: int,
+    num_workers: int,
+    base_seed: int,
+    fetch: Fetch,
+    dataset: MapDataset,
+    collate_fn: CollateFn,
+    init_fn: Callable[[int], object] | None,
+    tasks: Connection,
+    results: Connection,
+) -> None:
     """A worker process's body: ``tasks`` brings ``(epoch, batch, indices)`` or None (stop);
     ``results`` takes ``(epoch, batch, batch_or_WorkerError)``."""
     global _info
     threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
     try:
         _info = WorkerInfo(worker_id, num_workers, seed_worker(base_seed, worker_id), dataset)
-        init_error = None
+        init_error: WorkerError | None = None
         if init_fn is not None:
             try:
                 init_fn(worker_id)
             except Exception:
                 init_error = WorkerError.capture(worker_id, " in worker_init_fn")
-        pending: collections.deque = collections.deque()
+        pending: collections.deque[Task] = collections.deque()
         while True:
             if not pending:
                 pending.append(tasks.recv())
@@ -89,7 +122,10 @@ def worker_loop(worker_id, num_workers, base_seed, fetch, dataset, collate_fn, i
                 pending.append(tasks.recv())
             if any(message is None for message in pending):
                 return
-            epoch, batch, indices = pending.popleft()
+            task = pending.popleft()
+            assert task is not None  # stop messages returned above
+            epoch, batch, indices = task
+            reply: object
             if init_error is not None:
                 reply = init_error
             else:
@@ -111,7 +147,7 @@ def _exit_when_orphaned(parent: int) -> None:
             os._exit(0)
 
 
-def _send(results, epoch, batch, reply, worker_id) -> None:
+def _send(results: Connection, epoch: int, batch: int, reply: object, worker_id: int) -> None:
     # Pickled here rather than inside send(), so an unpicklable batch becomes an error the main
     # process raises instead of a batch that never arrives.
     try:
@@ -125,7 +161,11 @@ def _send(results, epoch, batch, reply, worker_id) -> None:
 class WorkerError:
     """An exception raised in a worker, sent as text (a traceback's frames cannot be pickled)."""
 
-    def __init__(self, worker_id: int, pid: int, exc_type, type_name: str, where: str, text: str):
+    # exc_type: the exception's class where pickle can send it, else None. In the main process it
+    # is whatever pickle finds under that name, so exception() checks what calling it makes.
+    def __init__(
+        self, worker_id: int, pid: int, exc_type: Callable[[str], object] | None, type_name: str, where: str, text: str
+    ):
         self.worker_id, self.pid, self.exc_type = worker_id, pid, exc_type
         self.type_name, self.where, self.text = type_name, where, text
 
@@ -137,7 +177,7 @@ class WorkerError:
         text = "".join(traceback.format_exception(exc))
         try:
             pickle.dumps(exc_type)
-            sendable = exc_type
+            sendable: type[BaseException] | None = exc_type
         except Exception:  # e.g. a class defined inside a function: re-raised as RuntimeError
             sendable = None
         return cls(worker_id, os.getpid(), sendable, exc_type.__qualname__, where, text)
@@ -172,13 +212,13 @@ class HostTensor:
         self.array, self.requires_grad = array, requires_grad
 
 
-def to_host(batch):
+def to_host(batch: object) -> object:
     """``batch`` with each Tensor (in dicts, lists and tuples) replaced by a ``HostTensor``."""
     return _map_tensors(batch, Tensor, lambda t: HostTensor(t.numpy(), t.requires_grad))
 
 
-def from_host(batch):
-    """The inverse of ``to_host``: CPU Tensors again."""
+def from_host(batch: object) -> Any:
+    """The inverse of ``to_host``: CPU Tensors again (Any: the batch is whatever ``collate_fn`` made)."""
     return _map_tensors(batch, HostTensor, _tensor_of)
 
 
@@ -187,20 +227,23 @@ def _tensor_of(host: HostTensor) -> Tensor:
     return tensor.requires_grad_() if host.requires_grad else tensor
 
 
-def _map_tensors(value, kind, convert):
+def _map_tensors(value: object, kind: type[_K], convert: Callable[[_K], object]) -> object:
     if isinstance(value, kind):
         return convert(value)
     if isinstance(value, dict):
         items = {key: _map_tensors(item, kind, convert) for key, item in value.items()}
         return items if type(value) is dict else _same_type(value, items)
     if isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple
-        return type(value)(*(_map_tensors(item, kind, convert) for item in value))
-    if type(value) in (list, tuple):
-        return type(value)(_map_tensors(item, kind, convert) for item in value)
+        make: Callable[..., object] = type(value)  # a namedtuple class takes its fields as arguments
+        return make(*(_map_tensors(item, kind, convert) for item in value))
+    if type(value) is list:
+        return [_map_tensors(item, kind, convert) for item in value]
+    if type(value) is tuple:
+        return tuple(_map_tensors(item, kind, convert) for item in value)
     return value
 
 
-def _same_type(example, items):
+def _same_type(example: dict[Any, object], items: dict[Any, object]) -> dict[Any, object]:
     try:
         return type(example)(items)
     except TypeError:  # a dict subclass that cannot be built from a dict

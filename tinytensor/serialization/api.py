@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 from collections import OrderedDict
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any, TypeAlias, TypeGuard
 
 import numpy as np
 
-from ..devices import parse_device, transfer
+from ..array_types import Array
+from ..device_names import parse_device
+from ..devices import transfer
 from ..errors import CudaUnavailableError, DeviceError
 from ..tensor import Tensor
 from .archive import read_archive, write_archive
@@ -22,40 +24,113 @@ from .atomic import write_atomically
 from .format import PICKLE_PROTO, ZIP_SIGNATURE, FileFormatError
 from .legacy_pickle import read_legacy
 
+if TYPE_CHECKING:
+    from .tree import Place
 
-def save(obj, path) -> None:
-    """Write ``obj`` to ``path`` as a ``.tt`` file (docs/file-format.md).
+# Where save() writes and load() reads: a path, or a binary file object open for it.
+FileLike: TypeAlias = "str | bytes | os.PathLike[str] | os.PathLike[bytes] | IO[bytes]"
 
-    ``obj`` may hold tensors (dtype, shape, device and requires_grad are kept), numpy arrays and
-    scalars, CuPy and array_api_strict arrays, None, bool, int, float, str, and lists, tuples,
-    dicts and OrderedDicts of these (keys: None, bool, int, float, str or tuples of those): a
-    state dict, an optimizer's state dict, or a checkpoint dict of both. Anything else (a
-    function, a Module, an object or complex array) raises TypeError naming where it sits, e.g.
-    ``obj['layers'][2]``; so many plain values that the file's ``data.json`` would pass its 16 MiB
-    limit, a ValueError (save long series as arrays). The write is atomic: on any failure the file
-    at ``path`` is unchanged.
-    ``path`` may also be a binary file object open for writing (``io.BytesIO``, as ``torch.save``
-    takes); the archive is then written into it as it is made.
+
+def save(obj: object, path: FileLike) -> None:
+    """Write ``obj`` to ``path`` as a ``.tt`` file (docs/file-format.md), as ``torch.save`` does.
+
+    Parameters
+    ----------
+    obj : object
+        What to save: tensors (their dtype, shape, device and ``requires_grad`` are kept),
+        ``Parameter`` objects, numpy arrays and scalars, CuPy and array_api_strict arrays, None,
+        bool, int, float, str, and lists, tuples, dicts and OrderedDicts of these (dict keys:
+        None, bool, int, float, str or tuples of those). A state dict, an optimizer's state
+        dict, or a checkpoint dict of both. A tensor or array met twice is stored once and
+        comes back shared.
+    path : str, bytes, os.PathLike or binary file object
+        The file to write; or a binary file object open for writing (``io.BytesIO``, say),
+        into which the archive is written as it is made.
+
+    Raises
+    ------
+    TypeError
+        ``obj`` holds something else (a function, a Module, an arbitrary object, a complex or
+        object array, a reference cycle): the message names where it sits, e.g.
+        ``obj['layers'][2]``. Also a ``path`` that is neither a path nor a file object.
+    ValueError
+        So many plain values that the file's ``data.json`` would pass its 16 MiB limit (save
+        long series as arrays).
+    OSError
+        The file cannot be written.
+
+    Notes
+    -----
+    The write to a path is atomic: the data goes to a temporary file in the same folder, which
+    then replaces ``path``, so on any failure the file at ``path`` is unchanged (a file object
+    is written in place). A replaced file keeps its permission bits.
+
+    Unlike ``torch.save``, which pickles, only data can be saved: the file never holds code, so
+    loading it never runs any. There is no ``pickle_module``, ``pickle_protocol`` or
+    ``_use_new_zipfile_serialization``. A module or optimizer is saved by its ``state_dict()``.
+
+    Examples
+    --------
+    >>> tt.save({"w": tt.ones(2), "epoch": 3}, "checkpoint.tt")
+    >>> tt.load("checkpoint.tt")["epoch"]
+    3
     """
     if _is_file_object(path, "write"):
         write_archive(obj, path)  # the caller owns the file: no atomic replace
         return
-    path = _fspath(path, "save")
-    write_atomically(path, lambda fh: write_archive(obj, fh))
+    name = _fspath(path, "save")
+    write_atomically(name, lambda fh: write_archive(obj, fh))
 
 
-def load(path, map_location=None):
-    """The object saved in ``path`` (a ``.tt`` file; 1.x files give their dict of numpy arrays).
+def load(path: FileLike, map_location: str | dict[str, str] | None = None) -> Any:
+    """The object saved in ``path``, as ``torch.load`` reads one.
 
-    ``map_location``: None puts every tensor back on the device it was saved from; a device
-    string (``"cpu"``, ``"cuda:0"``, ``"strict:NAME"``) puts them all there; a dict maps saved
-    devices to devices (``{"cuda:1": "cuda:0"}``), others staying put. A tensor saved on a GPU
-    raises ``CudaUnavailableError`` where CUDA cannot be used, unless mapped elsewhere.
-    Nothing in a file is ever run, and nothing is allocated before its size is checked against the
-    file, so a load takes the memory of the arrays the file holds plus a small constant. Damaged,
-    foreign (PyTorch's included) and too-new files raise ``FileFormatError`` naming the member and
-    the problem, pickles other than 1.x files ``UnsafePickleError``. ``path`` may also be a binary file object
-    open for reading, positioned at the start of a saved object (``io.BytesIO``, as ``torch.load``).
+    Parameters
+    ----------
+    path : str, bytes, os.PathLike or binary file object
+        A ``.tt`` file (of this version, or of pytinytensor 1.x); or a binary file object open
+        for reading, positioned at the start of a saved object (``io.BytesIO``, say).
+    map_location : str or dict, optional
+        Where tensors (and CuPy and array_api_strict arrays) go. None: back to the device each
+        was saved from. A device string (``"cpu"``, ``"cuda:0"``, ``"strict:NAME"``): all of
+        them there. A dict of device strings maps saved devices to devices
+        (``{"cuda:1": "cuda:0"}``), others staying put. numpy arrays stay numpy arrays.
+
+    Returns
+    -------
+    object
+        What was saved, rebuilt (Any: whatever the file holds). A 1.x file gives its dict of
+        numpy arrays.
+
+    Raises
+    ------
+    FileFormatError
+        A damaged, truncated, foreign (PyTorch's included) or too new file; the message names
+        the file, the member and the problem.
+    UnsafePickleError
+        A pickle other than a 1.x ``.tt`` file (it is refused, never run).
+    CudaUnavailableError
+        A tensor saved on a GPU, where CUDA cannot be used, unless ``map_location`` puts it
+        elsewhere (``map_location="cpu"``).
+    DeviceError
+        A ``map_location`` naming an unknown device.
+    TypeError
+        A ``map_location`` of another type, or a ``path`` that is neither a path nor a file
+        object.
+
+    Notes
+    -----
+    Nothing in a file is ever run, and nothing is allocated before its size is checked against
+    the file, so a load takes the memory of the arrays the file holds plus a small constant.
+    Unlike ``torch.load``, there is no ``weights_only`` (loading is always safe: a file holds
+    data only), no ``pickle_module`` and no ``mmap``. ``map_location`` is a device string or a
+    dict of them, never a function; a ``tt.device`` is a device string.
+
+    Examples
+    --------
+    >>> tt.save({"w": tt.ones(2), "epoch": 3}, "checkpoint.tt")
+    >>> tt.load("checkpoint.tt", map_location="cpu")["w"].device
+    device(type='cpu')
     """
     if _is_file_object(path, "read"):
         name = str(getattr(path, "name", f"<{type(path).__name__}>"))
@@ -65,24 +140,24 @@ def load(path, map_location=None):
     return obj
 
 
-def read_state_dict(path, fn: str) -> tuple[dict, bool]:
+def read_state_dict(path: object, fn: str) -> tuple[dict[str, Tensor | np.ndarray], bool]:
     """(state dict, whether the file is a 1.x pickle) of a file read on the host, for ``Module.load``
     (a GPU checkpoint loads on a CPU-only machine); anything but a state dict is a TypeError."""
-    path = _fspath(path, fn)
-    obj, is_1x = _read(path, "cpu")
-    _check_state_dict(obj, path, "1.x " if is_1x else "")
+    name = _fspath(path, fn)
+    obj, is_1x = _read(name, "cpu")
+    _check_state_dict(obj, name, "1.x " if is_1x else "")
     return obj, is_1x
 
 
 # ---------------------------------------------------------------------------- reading
-def _read(path: str, map_location) -> tuple[Any, bool]:
+def _read(path: str, map_location: object) -> tuple[Any, bool]:
     """(object, whether the file is a 1.x pickle). The object is whatever the file holds: Any."""
     place = _placer(path, map_location)
     with open(path, "rb") as fh:
         return _read_open(path, fh, place)
 
 
-def _read_open(path: str, fh, place) -> tuple[Any, bool]:
+def _read_open(path: str, fh: IO[bytes], place: Place) -> tuple[Any, bool]:
     """``_read`` from the open binary file ``fh`` (``path`` names it in errors)."""
     start = fh.tell()
     head = fh.read(4)
@@ -100,9 +175,9 @@ def _read_open(path: str, fh, place) -> tuple[Any, bool]:
     )
 
 
-def _placer(path: str, map_location):
+def _placer(path: str, map_location: object) -> Place:
     """``place(host_array, saved_device, where)`` for the decoder, following ``map_location``."""
-    mapping: dict | None  # saved device -> target device; None: everything goes to map_location
+    mapping: dict[object, object] | None  # saved device -> target device; None: everything goes to map_location
     if map_location is None:
         mapping = {}
     elif isinstance(map_location, str):
@@ -118,7 +193,7 @@ def _placer(path: str, map_location):
             f"got {type(map_location).__name__}"
         )
 
-    def place(host: np.ndarray, saved: str, where: str):
+    def place(host: np.ndarray, saved: str, where: str) -> Array:
         try:
             parse_device(saved)
         except DeviceError:
@@ -135,10 +210,12 @@ def _placer(path: str, map_location):
     return place
 
 
-def _check_state_dict(obj, path: str, era: str) -> None:
+def _check_state_dict(obj: object, path: str, era: str) -> None:
     """``obj`` is a state dict (name -> tensor or array), or a TypeError says what it is instead."""
     arrays = (np.ndarray,) if era else (Tensor, np.ndarray)
-    if type(obj) in (dict, OrderedDict) and all(isinstance(k, str) and isinstance(v, arrays) for k, v in obj.items()):
+    if (type(obj) is dict or type(obj) is OrderedDict) and all(
+        isinstance(k, str) and isinstance(v, arrays) for k, v in obj.items()
+    ):
         return
     if isinstance(obj, dict):
         what = f"a dict with keys {list(obj)[:8]!r}"
@@ -155,14 +232,18 @@ def _check_state_dict(obj, path: str, era: str) -> None:
     )
 
 
-def _is_file_object(value, method: str) -> bool:
+def _is_file_object(value: object, method: str) -> TypeGuard[IO[bytes]]:
     return not isinstance(value, (str, bytes, os.PathLike)) and callable(getattr(value, method, None))
 
 
-def _fspath(path, fn: str) -> str:
-    try:
-        return os.fspath(path)
-    except TypeError:
-        raise TypeError(
-            f"{fn}(): path must be a file path (str or os.PathLike) or a binary file object, got {type(path).__name__}"
-        ) from None
+def _fspath(path: object, fn: str) -> str:
+    """``path`` as a str, for ``open`` and for messages: a bytes path is decoded as ``os.fsdecode`` does."""
+    if isinstance(path, (str, bytes, os.PathLike)):
+        try:
+            return os.fsdecode(path)
+        except TypeError:  # an os.PathLike whose __fspath__ gives neither str nor bytes
+            pass
+    raise TypeError(
+        f"{fn}(): path must be a file path (str, bytes or os.PathLike) or a binary file object, "
+        f"got {type(path).__name__}"
+    )

@@ -16,6 +16,7 @@ import os
 import struct
 import zipfile
 import zlib
+from typing import IO, TYPE_CHECKING, NoReturn
 
 import numpy as np
 
@@ -32,6 +33,9 @@ from .format import (
 )
 from .tree import Decoder, Encoder
 
+if TYPE_CHECKING:
+    from .tree import Json, Place
+
 _EPOCH = (1980, 1, 1, 0, 0, 0)  # ZIP's earliest date: reproducible files
 _ZIP64_AT = zipfile.ZIP64_LIMIT - (1 << 20)  # leave room for the .npy header
 
@@ -43,10 +47,14 @@ def _member(name: str) -> zipfile.ZipInfo:
     return info
 
 
-def write_archive(obj, fh) -> None:
+def write_archive(obj: object, fh: IO[bytes]) -> None:
     """Write ``obj`` into the binary file ``fh`` as a ``.tt`` archive."""
     with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-        manifest = {"magic": MAGIC, "format_version": FORMAT_VERSION, "writer": f"tinytensor {__version__}"}
+        manifest: dict[str, Json] = {
+            "magic": MAGIC,
+            "format_version": FORMAT_VERSION,
+            "writer": f"tinytensor {__version__}",
+        }
         zf.writestr(_member(MANIFEST), _json_bytes(manifest))
 
         def write_array(name: str, host: np.ndarray) -> None:
@@ -62,7 +70,7 @@ def write_archive(obj, fh) -> None:
         zf.writestr(_member(DATA), data)
 
 
-def _json_bytes(value) -> bytes:
+def _json_bytes(value: Json) -> bytes:
     # allow_nan=False: NaN and infinities are tagged nodes, never the non-standard JSON tokens.
     return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -91,7 +99,7 @@ _CHUNK = 1 << 20
 _METHODS = {8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma", 93: "zstandard", 98: "ppmd", 99: "AES encryption"}
 
 
-def read_archive(path: str, place, fh=None):
+def read_archive(path: str, place: Place, fh: IO[bytes] | None = None) -> object:
     """The object stored in the ``.tt`` archive at ``path`` (or in the open binary file ``fh``, which
     ``path`` then names in errors); ``place`` as in ``tree.Decoder``.
 
@@ -163,23 +171,26 @@ def _checked_members(zf: zipfile.ZipFile, path: str) -> dict[str, zipfile.ZipInf
     return {info.filename: info for info in infos}
 
 
-def _check_manifest(zf: zipfile.ZipFile, members, path: str) -> None:
+def _check_manifest(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], path: str) -> None:
     manifest = _read_json(zf, members, MANIFEST, MANIFEST_LIMIT)
-    magic = manifest.get("magic") if type(manifest) is dict else None
+    fields: dict[str, object] = manifest if type(manifest) is dict else {}
+    magic = fields.get("magic")
     if magic != MAGIC:
         raise FileFormatError(f"{path}: {MANIFEST} has the magic {magic!r:.80}, not {MAGIC!r}: not a .tt file")
-    version = manifest.get("format_version")
+    version = fields.get("format_version")
     if type(version) is not int or version < 1:
         raise FileFormatError(f"{path}: corrupt .tt file: format_version {version!r:.80} in {MANIFEST}")
     if version > FORMAT_VERSION:
-        writer = manifest.get("writer", "a newer tinytensor")
+        writer = fields.get("writer", "a newer tinytensor")
         raise FileFormatError(
             f"{path}: written in .tt format version {version} (by {writer!s:.80}); this tinytensor ({__version__}) "
             f"reads format versions up to {FORMAT_VERSION}: upgrade tinytensor to load it"
         )
 
 
-def _read_json(zf: zipfile.ZipFile, members, name: str, limit: int):
+def _read_json(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], name: str, limit: int) -> object:
+    """The JSON value of member ``name`` (an ``object``: nothing in it is checked yet), if it is at
+    most ``limit`` bytes."""
     info = members.get(name)
     if info is None:
         raise FileFormatError(f"the archive has no {name}")
@@ -188,7 +199,7 @@ def _read_json(zf: zipfile.ZipFile, members, name: str, limit: int):
             f"{name} is {info.file_size} bytes, over the .tt format's limit of {limit} bytes for it (not read)"
         )
 
-    def refuse_constant(token):
+    def refuse_constant(token: str) -> NoReturn:
         raise ValueError(f"the non-standard JSON value {token}")
 
     with zf.open(info) as member:
@@ -202,7 +213,9 @@ def _read_json(zf: zipfile.ZipFile, members, name: str, limit: int):
 _NPY_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
-def _read_npy(zf: zipfile.ZipFile, members, name: str, dtype: np.dtype, shape: list) -> np.ndarray:
+def _read_npy(
+    zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], name: str, dtype: np.dtype, shape: list[int]
+) -> np.ndarray:
     """The array in the ``.npy`` member ``name``, in native byte order, once its header shows the
     ``dtype`` and ``shape`` its node gives and a size that matches; read straight into its one buffer."""
     info = members.get(name)

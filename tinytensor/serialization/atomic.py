@@ -23,13 +23,15 @@ import socket
 import stat
 import time
 import zlib
+from collections.abc import Callable
+from typing import IO
 
 TMP_MARK = ".tt-tmp-"
 # A writer keeps touching its file; one untouched this long belongs to no running save.
 STALE_AFTER_S = 24 * 3600
 
 
-def write_atomically(path, write) -> None:
+def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write(binary_file)`` on a temporary file, then move it onto ``path``."""
     path = os.fspath(path)
     folder, base = os.path.split(os.path.abspath(path))
@@ -69,7 +71,7 @@ def remove_stale_temporaries(folder: str, base: str) -> None:
                     os.unlink(entry.path)
 
 
-def _is_stale(entry: os.DirEntry, tag: str) -> bool:
+def _is_stale(entry: os.DirEntry[str], tag: str) -> bool:
     host, _, rest = tag.partition("-")
     pid_text, _, _random = rest.partition("-")
     if not pid_text.isdigit():

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pickle
 
 import numpy as np
+import numpy.typing as npt
 
 from ..dtypes import SUPPORTED
 
@@ -46,7 +47,7 @@ class UnsafePickleError(FileFormatError, pickle.UnpicklingError):
     """A pickle that asks for something a 1.x ``.tt`` file never holds: refused, never run."""
 
 
-def dtype_named(name, *, tensor: bool) -> np.dtype | None:
+def dtype_named(name: object, *, tensor: bool) -> np.dtype | None:
     """The dtype a node's ``"dtype"`` names (numpy's name: ``"float32"``), if it may be stored."""
     for dtype in TENSOR_DTYPES if tensor else ARRAY_DTYPES:
         if dtype.name == name:
@@ -63,7 +64,6 @@ def torch_file_error(path: str, what: str) -> FileFormatError:
     )
 
 
-def dtype_allowed(dtype, *, tensor: bool) -> bool:
+def dtype_allowed(dtype: npt.DTypeLike, *, tensor: bool) -> bool:
     """Whether a (numpy) dtype may be stored, as a tensor's or as a plain array's."""
-    dtype = np.dtype(dtype)
-    return dtype.newbyteorder("=") in (TENSOR_DTYPES if tensor else ARRAY_DTYPES)
+    return np.dtype(dtype).newbyteorder("=") in (TENSOR_DTYPES if tensor else ARRAY_DTYPES)

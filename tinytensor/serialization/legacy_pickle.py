@@ -24,12 +24,16 @@ import math
 import pickle
 import pickletools
 from collections import OrderedDict
-from typing import IO, cast
+from collections.abc import Callable
+from typing import IO, TYPE_CHECKING, Any, NoReturn, cast
 
 import numpy as np
 
 from .format import ARRAY_DTYPES, TORCH_MAGIC, FileFormatError, UnsafePickleError, torch_file_error
 from .tree import KEY, where
+
+if TYPE_CHECKING:
+    from .tree import NodePath
 
 _REFUSAL = (
     "tinytensor never runs code from a file, so it reads a pickle only when it is a 1.x .tt file "
@@ -37,7 +41,7 @@ _REFUSAL = (
 )
 
 
-def read_legacy(path: str, fh):
+def read_legacy(path: str, fh: IO[bytes]) -> object:
     """The object in a 1.x ``.tt`` file, read from the open binary file ``fh``; ``path`` names it in errors."""
     start = fh.tell()
     size = fh.seek(0, io.SEEK_END) - start
@@ -73,7 +77,7 @@ class _Bounded:
     """The file, for ``pickletools``: a read never asks for more than is left, so a length that
     the file only declares fails the scan's own length check instead of being allocated."""
 
-    def __init__(self, fh, size: int):
+    def __init__(self, fh: IO[bytes], size: int):
         self._fh, self.left = fh, size
 
     def read(self, n: int) -> bytes:
@@ -124,7 +128,7 @@ class _Refused:
     def __repr__(self) -> str:
         return "numpy.ndarray"
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         raise UnsafePickleError(
             f"refused to call numpy.ndarray{_args(args)}: a 1.x file builds arrays only through numpy's "
             f"_reconstruct, from data it holds; {_REFUSAL}"
@@ -144,11 +148,12 @@ class _PendingArray:
         self._budget = budget
         self.array: np.ndarray | None = None
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: object) -> None:
         if self.array is not None or type(state) is not tuple or len(state) != 5:
             raise FileFormatError(f"an array's state {_args(state)}")
-        version, shape, dtype, fortran, data = state
-        dtype, shape = _canonical(dtype), _shape(shape)
+        fields: tuple[object, ...] = state  # from the file: each is checked below
+        version, given_shape, given_dtype, fortran, data = fields
+        dtype, shape = _canonical(given_dtype), _shape(given_shape)
         if version != 1 or type(fortran) is not bool or type(data) is not bytes:
             raise FileFormatError(f"an array's state {_args(state)}")
         nbytes = math.prod(shape) * dtype.itemsize
@@ -162,12 +167,12 @@ class _PendingArray:
         self.array = array
 
 
-def _args(args) -> str:
+def _args(args: object) -> str:
     text = repr(args)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _canonical(dtype) -> np.dtype:
+def _canonical(dtype: object) -> np.dtype:
     """The allowed dtype ``dtype`` stands for, as numpy makes it: a pickle's BUILD can change a
     dtype object's insides (fields, subarrays) without changing how it compares."""
     if isinstance(dtype, np.dtype):
@@ -179,13 +184,13 @@ def _canonical(dtype) -> np.dtype:
     raise UnsafePickleError(f"refused an array of dtype {what}: {_REFUSAL}")
 
 
-def _shape(shape) -> tuple:
+def _shape(shape: object) -> tuple[int, ...]:
     if type(shape) is not tuple or not all(type(n) is int and n >= 0 for n in shape):
         raise FileFormatError(f"an array of shape {_args(shape)}")
     return shape
 
 
-def _dtype(budget, spec, align=False, copy=False):
+def _dtype(budget: _Budget, spec: object, align: object = False, copy: object = False) -> np.dtype:
     # The spec is a short code such as "f4" or "O8"; the byte order comes later from BUILD, on a
     # copy (copy=True), never on numpy's shared dtype objects.
     if type(spec) is not str:
@@ -193,7 +198,7 @@ def _dtype(budget, spec, align=False, copy=False):
     return np.dtype(_canonical(np.dtype(spec)), copy=True)
 
 
-def _reconstruct(budget, subtype, shape, typecode):
+def _reconstruct(budget: _Budget, subtype: object, shape: object, typecode: object) -> _PendingArray:
     # numpy pickles an array as _reconstruct(ndarray, (0,), b"b") followed by BUILD(state).
     if subtype is not _NDARRAY or type(shape) is not tuple or shape != (0,) or typecode not in (b"b", "b"):
         raise UnsafePickleError(
@@ -203,10 +208,10 @@ def _reconstruct(budget, subtype, shape, typecode):
     return _PendingArray(budget)
 
 
-def _frombuffer(budget, buffer, dtype, shape, order):
+def _frombuffer(budget: _Budget, buffer: object, given_dtype: object, given_shape: object, order: object) -> np.ndarray:
     # Protocol 5: numpy.frombuffer on the pickle's own bytes, which it views without a copy.
-    dtype, shape = _canonical(dtype), _shape(shape)
-    if type(buffer) not in (bytes, bytearray) or order not in ("C", "F"):
+    dtype, shape = _canonical(given_dtype), _shape(given_shape)
+    if not (type(buffer) is bytes or type(buffer) is bytearray) or order not in ("C", "F"):
         raise FileFormatError(f"_frombuffer{_args((buffer, dtype, shape, order))}")
     nbytes = math.prod(shape) * dtype.itemsize
     if len(buffer) != nbytes:
@@ -214,14 +219,15 @@ def _frombuffer(budget, buffer, dtype, shape, order):
     return np.frombuffer(buffer, dtype=dtype).reshape(shape, order=order)
 
 
-def _scalar(budget, dtype, data=b""):
-    dtype = _canonical(dtype)
+def _scalar(budget: _Budget, given_dtype: object, data: object = b"") -> np.generic:
+    dtype = _canonical(given_dtype)
     if type(data) is not bytes or len(data) != dtype.itemsize:
         raise FileFormatError(f"a numpy scalar of dtype {dtype} with {_args(data)} as data")
-    return np.frombuffer(data, dtype=dtype)[0]
+    scalar: np.generic = np.frombuffer(data, dtype=dtype)[0]
+    return scalar
 
 
-def _latin1_encode(budget, text, encoding="utf-8"):
+def _latin1_encode(budget: _Budget, text: object, encoding: object = "utf-8") -> bytes:
     # Protocol 2 stores bytes as _codecs.encode(text, "latin1").
     if type(text) is not str or encoding not in ("latin1", "latin-1"):
         raise UnsafePickleError(f"refused _codecs.encode(..., {encoding!r:.20}): {_REFUSAL}")
@@ -229,14 +235,14 @@ def _latin1_encode(budget, text, encoding="utf-8"):
     return text.encode("latin-1")
 
 
-def _bytes(budget, *args):
+def _bytes(budget: _Budget, *args: object) -> bytes:
     # Protocol 2 stores b"" as bytes(); any other call would allocate a size from the file.
     if args:
         raise UnsafePickleError(f"refused bytes{_args(args)}: a 1.x file calls only bytes(); {_REFUSAL}")
     return b""
 
 
-def _bytearray(budget, *args):
+def _bytearray(budget: _Budget, *args: object) -> bytearray:
     # Protocols 2 to 4 store a bytearray as bytearray(its bytes); bytearray(n) would allocate n.
     if args == ():
         return bytearray()
@@ -246,13 +252,14 @@ def _bytearray(budget, *args):
     return bytearray(args[0])
 
 
-def _copy(cls):
-    """A container type as a global: ``cls()`` or ``cls(items)`` from a list or tuple of the file's."""
+def _copy(cls: type[Any]) -> Callable[..., object]:
+    """A container type as a global: ``cls()`` or ``cls(items)`` from a list or tuple of the file's.
+    (``type[Any]``: dict, list, tuple, set, frozenset or OrderedDict, which share no constructor type.)"""
 
-    def build(budget, *args):
+    def build(budget: _Budget, *args: object) -> object:
         if args == ():
             return cls()
-        if len(args) != 1 or type(args[0]) not in (list, tuple):
+        if len(args) != 1 or not (type(args[0]) is list or type(args[0]) is tuple):
             raise UnsafePickleError(f"refused {cls.__name__}{_args(args)}: {_REFUSAL}")
         budget.spend(len(args[0]), cls.__name__)
         return cls(args[0])
@@ -260,14 +267,14 @@ def _copy(cls):
     return build
 
 
-def _cupy_array_on_host(budget, array, *args):
+def _cupy_array_on_host(budget: _Budget, array: object, *args: object) -> object:
     # cupy.ndarray.__reduce__ is (cupy._core.core.array, (self.get(),)): a host numpy array.
     if type(array) not in (_PendingArray, np.ndarray):
         raise UnsafePickleError(f"refused a CuPy array built from {type(array).__name__}: {_REFUSAL}")
     return array
 
 
-_ALLOWED = {
+_ALLOWED: dict[tuple[str, str], Callable[..., object]] = {
     ("numpy", "dtype"): _dtype,
     ("_codecs", "encode"): _latin1_encode,
     ("builtins", "bytes"): _bytes,
@@ -283,11 +290,11 @@ _PY2_MODULES = {"__builtin__": "builtins", "copy_reg": "copyreg"}  # protocol 2 
 
 
 class _AllowListUnpickler(pickle.Unpickler):
-    def __init__(self, fh, budget: _Budget):
+    def __init__(self, fh: IO[bytes], budget: _Budget):
         super().__init__(fh)
         self._budget = budget
 
-    def find_class(self, module, name):
+    def find_class(self, module: str, name: str) -> Callable[..., object]:
         module = _PY2_MODULES.get(module, module)
         if (module, name) == ("numpy", "ndarray"):
             return _NDARRAY
@@ -297,7 +304,7 @@ class _AllowListUnpickler(pickle.Unpickler):
         budget = self._budget
         return lambda *args: found(budget, *args)
 
-    def persistent_load(self, pid):
+    def persistent_load(self, pid: object) -> NoReturn:
         raise UnsafePickleError(f"refused a persistent id (an external object reference): {_REFUSAL}")
 
 
@@ -310,19 +317,20 @@ class _Resolver:
     """The unpickled object with arrays in place of ``_PendingArray``: only containers, plain
     scalars and bool/integer/float numpy arrays and scalars, each shared object visited once."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._done: dict[int, object] = {}  # id -> result: what the pickle shares stays shared
         self._open: set[int] = set()  # containers on the current path: meeting one again is a cycle
 
-    def resolve(self, obj, path):
+    def resolve(self, obj: object, path: NodePath) -> object:
+        """``obj`` with its arrays in place, once it is checked to hold only data."""
         kind = type(obj)
         if kind in _SCALARS:
             return obj
-        if kind is _PendingArray:
+        if type(obj) is _PendingArray:
             if obj.array is None:
                 raise FileFormatError(f"{where(path)}: an array without its data")
             return obj.array
-        if kind is np.ndarray or isinstance(obj, np.generic):
+        if type(obj) is np.ndarray or isinstance(obj, np.generic):
             if obj.dtype.newbyteorder("=") not in ARRAY_DTYPES:
                 raise UnsafePickleError(f"refused {where(path)}, an array of dtype {obj.dtype}: {_REFUSAL}")
             return obj
@@ -333,17 +341,19 @@ class _Resolver:
         if id(obj) in self._open:
             raise FileFormatError(f"{where(path)} contains itself")
         self._open.add(id(obj))
+        out: object
         if isinstance(obj, dict):
-            out = kind((self._key(k, path), self.resolve(v, (path, k))) for k, v in obj.items())
-        elif kind in (set, frozenset):
-            out = kind(self._key(v, path) for v in obj)
+            out = type(obj)((self._key(k, path), self.resolve(v, (path, k))) for k, v in obj.items())
+        elif isinstance(obj, (set, frozenset)):
+            out = type(obj)(self._key(v, path) for v in obj)
         else:
-            out = kind(self.resolve(v, (path, i)) for i, v in enumerate(obj))
+            assert isinstance(obj, (list, tuple))  # the one kind of _CONTAINERS left
+            out = type(obj)(self.resolve(v, (path, i)) for i, v in enumerate(obj))
         self._open.discard(id(obj))
         self._done[id(obj)] = out
         return out
 
-    def _key(self, key, path):
+    def _key(self, key: object, path: NodePath) -> object:
         key = self.resolve(key, (path, KEY))
         try:
             hash(key)

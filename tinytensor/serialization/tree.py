@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
 
@@ -24,16 +25,30 @@ from ..parameter import Parameter
 from ..tensor import Tensor, wrap
 from .format import ARRAY_DIR, FileFormatError, dtype_allowed, dtype_named
 
+if TYPE_CHECKING:
+    from ..array_types import Array
+
+# A JSON value, as data.json holds it.
+Json: TypeAlias = "None | bool | int | float | str | list[Json] | dict[str, Json]"
+# write_array(member_name, host_array): stores one array as a member.
+WriteArray: TypeAlias = "Callable[[str, np.ndarray], None]"
+# read_array(member_name, dtype, shape): the member's host array, once checked to hold that dtype and shape.
+ReadArray: TypeAlias = "Callable[[str, np.dtype, list[int]], np.ndarray]"
+# place(host_array, saved_device, where): the array on its target device (map_location).
+Place: TypeAlias = "Callable[[np.ndarray, str, str], Array]"
+# Where a node sits: the root's name, or (parent path, key or index); where() spells it out.
+NodePath: TypeAlias = "str | tuple[NodePath, object]"
+
 _SPECIAL_FLOATS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _KEY_TYPES = (type(None), bool, int, float, str)
 
 
-def _is_device_array(obj) -> bool:
+def _is_device_array(obj: object) -> bool:
     """A CuPy or array_api_strict array (checked by module, so neither library is imported)."""
     return type(obj).__module__.split(".")[0] in ("cupy", "array_api_strict")
 
 
-def _float_node(value: float):
+def _float_node(value: float) -> float | dict[str, Json]:
     if math.isfinite(value):
         return value
     return {"type": "float", "value": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
@@ -42,14 +57,15 @@ def _float_node(value: float):
 class Encoder:
     """Object -> JSON node. ``write_array(member_name, host_array)`` stores each array once."""
 
-    def __init__(self, write_array):
+    def __init__(self, write_array: WriteArray):
         self._write_array = write_array
-        self._done: dict[int, dict] = {}  # id(tensor or array) -> its node: shared objects stay shared
-        self._keep: list = []  # keeps those objects alive, so their ids stay unique
+        self._done: dict[int, dict[str, Any]] = {}  # id(tensor or array) -> its node: shared objects stay shared
+        self._keep: list[object] = []  # keeps those objects alive, so their ids stay unique
         self._open: set[int] = set()  # containers on the current path: meeting one again is a cycle
 
-    def encode(self, obj, path: str = "obj"):
-        if obj is None or type(obj) in (bool, int, str):
+    def encode(self, obj: object, path: str = "obj") -> Json:
+        """The JSON node of ``obj``, its arrays written as they are met; ``path`` names it in errors."""
+        if obj is None or type(obj) is bool or type(obj) is int or type(obj) is str:
             return obj
         if type(obj) is float:
             return _float_node(obj)
@@ -62,7 +78,7 @@ class Encoder:
         raise TypeError(_unsupported(obj, path))
 
     # ------------------------------------------------------------------ containers
-    def _container_node(self, obj, path):
+    def _container_node(self, obj: object, path: str) -> Json:
         if id(obj) in self._open:
             raise TypeError(f"cannot save {path}: it contains itself (a reference cycle)")
         self._open.add(id(obj))
@@ -71,13 +87,14 @@ class Encoder:
                 return [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]
             if type(obj) is tuple:
                 return {"type": "tuple", "items": [self.encode(v, f"{path}[{i}]") for i, v in enumerate(obj)]}
+            assert isinstance(obj, dict)  # encode() sends a list, a tuple, a dict or an OrderedDict
             kind = "dict" if type(obj) is dict else "ordered_dict"
-            items = [[self._key(k, path), self.encode(v, f"{path}[{k!r}]")] for k, v in obj.items()]
+            items: list[Json] = [[self._key(k, path), self.encode(v, f"{path}[{k!r}]")] for k, v in obj.items()]
             return {"type": kind, "items": items}
         finally:
             self._open.discard(id(obj))
 
-    def _key(self, key, path):
+    def _key(self, key: object, path: str) -> Json:
         if type(key) in _KEY_TYPES or (type(key) is tuple and all(type(k) in _KEY_TYPES for k in key)):
             return self.encode(key, path)
         raise TypeError(
@@ -86,7 +103,7 @@ class Encoder:
         )
 
     # ------------------------------------------------------------------ arrays
-    def _array_node(self, obj, path):
+    def _array_node(self, obj: object, path: str) -> dict[str, Any]:
         done = self._done.get(id(obj))
         if done is not None:
             return done
@@ -124,11 +141,11 @@ class Encoder:
         return node
 
 
-def _is_parameter(t) -> bool:
+def _is_parameter(t: object) -> bool:
     return isinstance(t, Parameter)
 
 
-def _unsupported(obj, path) -> str:
+def _unsupported(obj: object, path: str) -> str:
     kind = type(obj)
     what = f"{kind.__module__}.{kind.__qualname__}" if kind.__module__ != "builtins" else kind.__name__
     if callable(getattr(kind, "state_dict", None)):  # a Module or an optimizer
@@ -156,33 +173,37 @@ class Decoder:
     object is kept as a chain of (parent, key) pairs and spelled out only for an error message.
     """
 
-    def __init__(self, read_array, place):
+    def __init__(self, read_array: ReadArray, place: Place):
         self._read_array = read_array
         self._place = place
-        self._done: dict[str, tuple[dict, Any, object]] = {}  # member -> (node, path, object): shared stays shared
+        # member -> (node, path, object): shared stays shared
+        self._done: dict[str, tuple[dict[str, object], NodePath, object]] = {}
 
-    def decode(self, node, path: Any = "obj"):
+    def decode(self, node: object, path: NodePath = "obj") -> Any:
+        """The object a node read from a file stands for (Any: whatever was saved), once checked;
+        a malformed node is a ``FileFormatError`` naming where it sits."""
         if node is None or type(node) in (bool, int, float, str):
             return node
         if type(node) is list:
             return [self.decode(v, (path, i)) for i, v in enumerate(node)]
-        if type(node) is not dict or not isinstance(node.get("type"), str):
+        fields: dict[str, object] = node if type(node) is dict else {}  # JSON objects have str keys
+        kind = fields.get("type")
+        if not isinstance(kind, str):
             raise FileFormatError(f"{where(path)}: malformed node {_short(node)}")
-        kind = node["type"]
         if kind == "float":
-            value = node.get("value")
-            if value not in _SPECIAL_FLOATS:
+            value = fields.get("value")
+            if not isinstance(value, str) or value not in _SPECIAL_FLOATS:  # a list would not even hash
                 raise FileFormatError(f"{where(path)}: malformed float node {_short(node)}")
             return _SPECIAL_FLOATS[value]
         if kind == "tuple":
-            return tuple(self.decode(v, (path, i)) for i, v in enumerate(_items(node, path)))
+            return tuple(self.decode(v, (path, i)) for i, v in enumerate(_items(fields, path)))
         if kind in ("dict", "ordered_dict"):
-            return self._mapping(node, path, dict if kind == "dict" else OrderedDict)
+            return self._mapping(fields, path, dict if kind == "dict" else OrderedDict)
         if kind in ("tensor", "parameter", "ndarray", "numpy_scalar", "device_array"):
-            return self._array(node, path)
+            return self._array(fields, path)
         raise FileFormatError(f"{where(path)}: unknown node type {kind!r:.80}")
 
-    def _mapping(self, node, path, cls):
+    def _mapping(self, node: dict[str, object], path: NodePath, cls: type[dict[Any, Any]]) -> dict[Any, Any]:
         out = cls()
         for pair in _items(node, path):
             if type(pair) is not list or len(pair) != 2:
@@ -195,11 +216,12 @@ class Decoder:
             out[key] = self.decode(pair[1], (path, key))
         return out
 
-    def _array(self, node, path):
+    def _array(self, node: dict[str, object], path: NodePath) -> object:
         name = node.get("array")
         kind = node["type"]
         if not isinstance(name, str):
             raise FileFormatError(f"{where(path)}: {kind} node without an array member name")
+        out: object
         done = self._done.get(name)
         if done is not None:
             first, first_path, out = done
@@ -230,16 +252,17 @@ class Decoder:
             if not isinstance(device, str):
                 raise FileFormatError(f"{where(path)}: {kind} node without a device")
             data = self._place(host, device, where(path))
-            out = data if kind == "device_array" else self._tensor(data, node, path)
+            out = data if kind == "device_array" else self._tensor(data, node, path, dtype)
         self._done[name] = (node, path, out)
         return out
 
-    def _tensor(self, data, node, path):
+    def _tensor(self, data: Array, node: dict[str, object], path: NodePath, dtype: np.dtype) -> Tensor:
+        """A tensor (or Parameter) of ``data``, ``dtype`` being the one its node names."""
         requires_grad = node.get("requires_grad")
         if type(requires_grad) is not bool:
             raise FileFormatError(f"{where(path)}: tensor node without a true/false requires_grad")
-        if requires_grad and np.dtype(node["dtype"]).kind != "f":
-            raise FileFormatError(f"{where(path)}: a tensor of dtype {node['dtype']} cannot require grad")
+        if requires_grad and dtype.kind != "f":
+            raise FileFormatError(f"{where(path)}: a tensor of dtype {dtype.name} cannot require grad")
         if node["type"] == "parameter":
             return Parameter(wrap(data), requires_grad=requires_grad)
         t = wrap(data)
@@ -250,22 +273,22 @@ class Decoder:
 KEY = object()  # the path step from a dict to one of its keys (where() writes it ' key')
 
 
-def where(path) -> str:
+def where(path: NodePath) -> str:
     """``obj['layers'][2]`` from a path: the root's name, or a (parent path, key or index) pair."""
-    steps = []
+    steps: list[str] = []
     while type(path) is tuple:
         path, step = path
         steps.append(" key" if step is KEY else f"[{_short(step)}]")
     return str(path) + "".join(reversed(steps))
 
 
-def _items(node, path) -> list:
+def _items(node: dict[str, object], path: NodePath) -> list[object]:
     items = node.get("items")
     if type(items) is not list:
         raise FileFormatError(f"{where(path)}: {node['type']} node without an items list")
     return items
 
 
-def _short(node) -> str:
+def _short(node: object) -> str:
     text = repr(node)
     return text if len(text) <= 80 else text[:77] + "..."

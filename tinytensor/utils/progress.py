@@ -4,34 +4,71 @@ from __future__ import annotations
 
 import sys
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any, TypeVar
 
 from ..argcheck import int_at_least
 
+_T = TypeVar("_T")
 _warned = [False]  # the missing-tqdm warning is given once per process
 
 
-def progress_bar(iterable, prefix: str = "", length: int = 30, **kwargs):
+def progress_bar(iterable: Iterable[_T], prefix: str = "", length: int = 30, **kwargs: Any) -> Iterator[_T]:
     """Yield the items of ``iterable`` while drawing a progress bar (tqdm's) on stdout.
 
-    ``prefix`` labels the bar and ``length`` is the bar's width in characters (pytinytensor 1.x's
-    arguments); other keyword arguments go to ``tqdm.tqdm`` and win over these defaults (e.g.
-    ``file=sys.stderr``, ``leave=False``, ``disable=True``). Nothing is written when the output is
-    not a terminal (a file, a pipe, captured output), so logs stay clean. Without tqdm installed,
-    the items come through unchanged and one warning says how to get the bar.
+    Parameters
+    ----------
+    iterable : iterable
+        What to loop over. With a length (or a ``total`` keyword argument) the bar fills up;
+        without one, tqdm shows a counter.
+    prefix : str, default ""
+        The bar's label (pytinytensor 1.x's argument).
+    length : int, default 30
+        The bar's width in characters (pytinytensor 1.x's argument).
+    **kwargs
+        Passed on to ``tqdm.tqdm``, winning over the defaults above and over tinytensor's
+        (``file=sys.stdout``; ``disable=None``, which is tqdm's "only on a terminal"), e.g.
+        ``file=sys.stderr``, ``leave=False``, ``disable=True``.
 
-        for epoch in progress_bar(range(100), prefix="train"):
-            ...
+    Returns
+    -------
+    iterator
+        The items of ``iterable``, unchanged. The bar is closed (its last line written) when
+        the loop ends, also when it is left early.
+
+    Raises
+    ------
+    TypeError
+        ``iterable`` is not iterable, ``prefix`` is not a str or ``length`` not an int.
+    ValueError
+        ``length`` is below 1.
+
+    Notes
+    -----
+    Nothing is written when the output is not a terminal (a file, a pipe, captured output), so
+    logs stay clean. Without tqdm installed, the items come through unchanged and one warning
+    (per process) says how to get the bar. ``train_bar`` is the same function, under its 1.x
+    name.
+
+    Examples
+    --------
+    >>> for epoch in progress_bar(range(100), prefix="train"):
+    ...     pass
     """
     if not isinstance(prefix, str):
         raise TypeError(f"progress_bar: prefix must be a str, got {type(prefix).__name__}")
     length = int_at_least("progress_bar", "length", length, 1)
-    if not isinstance(iterable, Iterable) and not hasattr(iterable, "__getitem__"):
-        raise TypeError(f"progress_bar: iterable must be iterable, got {type(iterable).__name__}")
+    _check_iterable(iterable)
     return _bar(iterable, prefix, length, kwargs)
 
 
-def _bar(iterable, prefix, length, kwargs):
+def _check_iterable(iterable: object) -> None:
+    # An object with __getitem__ alone is iterable too (the old sequence protocol).
+    if not isinstance(iterable, Iterable) and not hasattr(iterable, "__getitem__"):
+        raise TypeError(f"progress_bar: iterable must be iterable, got {type(iterable).__name__}")
+
+
+def _bar(iterable: Iterable[_T], prefix: str, length: int, kwargs: dict[str, Any]) -> Iterator[_T]:
     try:
         from tqdm import tqdm
     except ImportError:
