@@ -120,7 +120,7 @@ class Module:
         object.__setattr__(self, name, value)
         self._buffers[name] = value
 
-    def register_parameter(self, name: str, param: object) -> None:
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` (a Parameter, or None) under ``name``, as ``self.name = param`` does."""
         check_name(type(self).__name__, "parameter", name)
         if param is not None and not isinstance(param, Parameter):
@@ -135,7 +135,7 @@ class Module:
         else:
             setattr(self, name, param)
 
-    def add_module(self, name: str, module: object) -> None:
+    def add_module(self, name: str, module: Module | None) -> None:
         """Register ``module`` (a Module, or None) as the child ``name``."""
         check_name(type(self).__name__, "module", name)
         if module is not None and not isinstance(module, Module):
@@ -336,7 +336,7 @@ class Module:
                 if b is not None:
                     yield prefix + name, b
 
-    def load_state_dict(self, state: object, strict: bool = True) -> LoadResult:
+    def load_state_dict(self, state: Mapping[str, Tensor | Array], strict: bool = True) -> LoadResult:
         """Copy values into this module's parameters and buffers, onto their current device and dtype.
 
         All or nothing: every entry is checked (names, shapes, types), converted and moved first, and
