@@ -405,9 +405,9 @@ class Module:
         return sorted((k for k in state if k not in own), key=reporter)
 
     def save(self, path: str | os.PathLike[str] | IO[bytes]) -> None:
-        """Write ``state_dict()`` to ``path`` (a file path, or a binary file object) as a ``.tt``
-        file, atomically (``tt.save``); ``load(path)`` reads it back into a module of the same
-        structure."""
+        """Write ``state_dict()`` to ``path`` as a ``.tt`` file with ``tt.save`` (atomically for a
+        file path; a binary file object, such as ``io.BytesIO``, is written into). ``load(path)``
+        reads it back into a module of the same structure."""
         serialization.save(self.state_dict(), path)
 
     def load(self, path: str | os.PathLike[str], strict: bool = True) -> LoadResult:

@@ -76,7 +76,7 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def _calculate_fan_in_and_fan_out(tensor: Tensor) -> tuple[int, int]:
-    """(fan_in, fan_out) of a weight of shape (out, in, *kernel): ``in * prod(kernel)`` and
+    """(fan_in, fan_out) of a weight of shape ``(out, in, *kernel)``: ``in * prod(kernel)`` and
     ``out * prod(kernel)``; fewer than 2 dimensions is a ValueError, as in PyTorch."""
     _check_tensor("_calculate_fan_in_and_fan_out", tensor)
     shape = tensor.shape

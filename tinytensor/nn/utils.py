@@ -153,7 +153,7 @@ def _total_norm(grads: list[Array], norm_type: float) -> Array:
 
 
 def _partial(g: Array, norm_type: float) -> Array:
-    """One gradient's contribution: max/min |g| for +-inf, else sum |g|**p (p = 2: a dot product,
+    """One gradient's contribution: max/min ``|g|`` for +-inf, else ``sum |g|**p`` (p = 2: a dot product,
     which needs no temporary array)."""
     backend = backend_of(g)
     xp = backend.xp
