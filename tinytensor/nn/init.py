@@ -191,7 +191,8 @@ def eye_(tensor: Tensor) -> Tensor:
     _check_tensor("eye_", tensor)
     if tensor.ndim != 2:
         raise ValueError(f"eye_(): only tensors with 2 dimensions are supported, got shape {tensor.shape}")
-    return _write(tensor, np.eye(*tensor.shape))
+    rows, cols = tensor.shape
+    return _write(tensor, np.eye(rows, cols))
 
 
 def _xavier_std(fn: str, tensor: Tensor, gain: float) -> float:

@@ -77,12 +77,11 @@ class BatchNorm1d(Module):
             raise TypeError(f"BatchNorm1d(): momentum must be a number or None, got {type(momentum).__name__}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        init = dict(dtype=dtype, device=device)
-        self.weight = Parameter(creation.ones(num_features, **init)) if affine else None
-        self.bias = Parameter(creation.zeros(num_features, **init)) if affine and bias else None
+        self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=device)) if affine else None
+        self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=device)) if affine and bias else None
         if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, **init))
-            self.register_buffer("running_var", creation.ones(num_features, **init))
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", creation.zeros((), dtype=np.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
