@@ -3,7 +3,9 @@ argument and the problem. PyTorch's ``dim``/``keepdim`` and numpy's ``axis``/``k
 
 from __future__ import annotations
 
+import numbers
 import operator
+from typing import TypeGuard
 
 import numpy as np
 
@@ -37,3 +39,16 @@ def keepdim_arg(fn: str, keepdim, keepdims) -> bool:
     if keepdim:
         raise TypeError(f"{fn}(): got both keepdim and keepdims; they are the same argument")
     return bool(keepdims)
+
+
+def is_real(value: object) -> TypeGuard[float]:
+    """Whether ``value`` is a real number and not a bool: an int, a float, a numpy integer or float, a
+    Fraction (``numbers.Real``). A TypeGuard: an argument annotated ``float`` (what a user should
+    pass) may still be anything at run time, and its check stays reachable for the type checker."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_integral(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is an integer and not a bool: an int or a numpy integer
+    (``numbers.Integral``); a TypeGuard, as ``is_real``."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)

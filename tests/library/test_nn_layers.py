@@ -213,6 +213,23 @@ def test_invalid_arguments_are_named(call, exc, message):
         call()
 
 
+def test_numpy_numbers_are_accepted_as_python_numbers_are():
+    # As in PyTorch: a dropout probability or an eps read from numpy (a config, a sweep) works.
+    drop = nn.Dropout(np.float32(0.25))
+    kept = drop(tt.ones(4000)).numpy()
+    assert drop.p == np.float32(0.25)
+    assert 0.2 < float(np.mean(kept == 0)) < 0.3
+    np.testing.assert_allclose(kept[kept != 0], 1 / 0.75, rtol=1e-6)
+    x = tt.randn(3, 4)
+    small = nn.LayerNorm(4, eps=np.float32(0.5))(x).numpy()
+    np.testing.assert_allclose(small, nn.LayerNorm(4, eps=0.5)(x).numpy(), rtol=1e-6)
+    for bad in (True, "0.5"):  # bools and strings are still refused
+        with pytest.raises(ValueError, match=r"Dropout\(\): p must be a probability"):
+            nn.Dropout(bad)
+        with pytest.raises(ValueError, match=r"LayerNorm\(\): eps must be a positive number"):
+            nn.LayerNorm(4, eps=bad)
+
+
 # ---------------------------------------------------------------------------- against torch.nn
 TOL = dict(rtol=1e-10, atol=1e-12)
 

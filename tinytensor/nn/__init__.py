@@ -4,6 +4,8 @@
 ``nn.activations``; 1.x's ``LeReLU`` and ``Sigmod`` resolve with a DeprecationWarning.
 """
 
+from __future__ import annotations
+
 from ..parameter import Parameter
 from . import activations, functional, init, linear, losses, modules, utils
 from .activations import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
@@ -35,7 +37,7 @@ from .losses import (
 from .normalization import BatchNorm1d
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> type[Module]:
     # nn.LeReLU / nn.Sigmod (1.x): warn at the user's line (stacklevel 2), then resolve.
     if name in activations.DEPRECATED:
         return activations.deprecated_alias(name, __name__, stacklevel=2)

@@ -21,6 +21,13 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..array_types import Array
+
+if TYPE_CHECKING:  # base imports this module
+    from .base import Module
 
 LIMITS = (
     "the 1.x conversion renames Sequential's 'layers.N.' to 'N.', transposes Linear weights from 1.x's "
@@ -33,11 +40,25 @@ LIMITS = (
 _SEQUENTIAL_KEY = re.compile(r"(^|\.)layers\.(\d+)\.")
 
 
-def convert_state(state: dict, module) -> OrderedDict:
-    """A 1.x state dict (name -> numpy array) in ``module``'s layout, ready for ``load_state_dict``."""
+def convert_state(state: Mapping[str, Array], module: Module) -> OrderedDict[str, Array]:
+    """A pytinytensor 1.x state dict in ``module``'s layout, ready for ``load_state_dict``.
+
+    Parameters
+    ----------
+    state : Mapping[str, numpy.ndarray]
+        What 1.x saved (``tt.load`` of a 1.x file gives it): name -> array.
+    module : Module
+        The model to load it into, built as the 1.x model was (same layers, same order).
+
+    Returns
+    -------
+    OrderedDict[str, numpy.ndarray]
+        The entries renamed and reshaped as this version's layers name and shape them; entries
+        that match no layer pass through unchanged, for ``load_state_dict`` to report.
+    """
     own = {name for name, _ in module.named_parameters()} | {name for name, _ in module.named_buffers()}
     owners = dict(module.named_modules())
-    out = OrderedDict()
+    out: OrderedDict[str, Array] = OrderedDict()
     for key, array in state.items():
         renamed = _SEQUENTIAL_KEY.sub(r"\1\2.", key)
         if renamed not in own and key in own:

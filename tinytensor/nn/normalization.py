@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from .. import creation
+from ..argcheck import is_real
+from ..array_types import DType
 from ..autograd import no_grad
 from ..ops import normalization
 from ..parameter import Parameter
@@ -18,11 +18,30 @@ from .layers import size_arg
 class BatchNorm1d(Module):
     """Batch normalization over the channels of (N, C) or (N, C, L) input, as PyTorch's.
 
-    In training mode it normalizes with the batch's statistics and updates ``running_mean`` and
-    ``running_var`` (``momentum=None``: their cumulative average over the batches so far), counting
-    batches in ``num_batches_tracked``; in eval mode it normalizes with the running statistics.
-    ``affine`` adds the learned ``weight`` and ``bias``; ``track_running_stats=False`` keeps no
-    running statistics and always uses the batch's.
+    In training mode it normalizes each channel with the batch's mean and (biased) variance and
+    updates ``running_mean`` and ``running_var`` (with the unbiased variance, as PyTorch),
+    counting batches in ``num_batches_tracked``; in eval mode it normalizes with the running
+    statistics. The running statistics and the count are buffers: saved in the state dict and
+    moved by ``to()``.
+
+    Parameters
+    ----------
+    num_features : int
+        C, the number of channels.
+    eps : float
+        Added to the variance, > 0 (default 1e-5).
+    momentum : float or None
+        The weight of each new batch in the running statistics (default 0.1); None: their
+        cumulative average over the batches so far.
+    affine : bool
+        True (default): a learned ``weight`` (ones) and ``bias`` (zeros) of shape (C,).
+    track_running_stats : bool
+        False: no running statistics (the buffers are None); the batch's statistics are used in
+        both modes.
+    device, dtype
+        Where and in which floating dtype the parameters and running statistics are made.
+    bias : bool
+        False: no ``bias`` even with ``affine`` (keyword-only).
     """
 
     # annotations only (Module.__setattr__ registers the values): running statistics are None
@@ -45,25 +64,24 @@ class BatchNorm1d(Module):
         momentum: float | None = 0.1,
         affine: bool = True,
         track_running_stats: bool = True,
-        device=None,
-        dtype=None,
+        device: str | None = None,
+        dtype: DType | str | None = None,
         *,
         bias: bool = True,
-    ):
+    ) -> None:
         super().__init__()
         num_features = size_arg("BatchNorm1d", "num_features", num_features)
-        if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps > 0:
+        if not is_real(eps) or not eps > 0:
             raise ValueError(f"BatchNorm1d(): eps must be a positive number, got {eps!r}")
-        if momentum is not None and (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)):
+        if momentum is not None and not is_real(momentum):
             raise TypeError(f"BatchNorm1d(): momentum must be a number or None, got {type(momentum).__name__}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
-        init = dict(dtype=dtype, device=device)
-        self.weight = Parameter(creation.ones(num_features, **init)) if affine else None
-        self.bias = Parameter(creation.zeros(num_features, **init)) if affine and bias else None
+        self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=device)) if affine else None
+        self.bias = Parameter(creation.zeros(num_features, dtype=dtype, device=device)) if affine and bias else None
         if track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, **init))
-            self.register_buffer("running_var", creation.ones(num_features, **init))
+            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype, device=device))
+            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype, device=device))
             self.register_buffer("num_batches_tracked", creation.zeros((), dtype=np.int64, device=device))
         else:
             self.register_buffer("running_mean", None)
@@ -85,7 +103,9 @@ class BatchNorm1d(Module):
             if self.bias is not None:
                 self.bias.zero_()
 
-    def forward(self, x):
+    def forward(self, x: Tensor) -> Tensor:
+        """``x`` normalized per channel (axis 1), scaled and shifted; in training mode, the
+        running statistics are updated too."""
         if x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected 2D or 3D input (got {x.ndim}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
@@ -109,6 +129,7 @@ class BatchNorm1d(Module):
         )
 
     def extra_repr(self) -> str:
+        """The constructor's settings, as PyTorch's repr shows them."""
         return (
             f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
             f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"

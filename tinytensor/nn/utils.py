@@ -9,25 +9,60 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from collections.abc import Iterable
 
 import numpy as np
 
+from ..array_types import Array, DType, Namespace
 from ..devices import backend_of, device_of, transfer
 from ..tensor import Tensor, grad_array, wrap
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+def clip_grad_norm_(
+    parameters: Tensor | Iterable[Tensor],
+    max_norm: float,
+    norm_type: float = 2.0,
+    error_if_nonfinite: bool = False,
+    foreach: bool | None = None,
+) -> Tensor:
     """Scale the gradients in place so that their total norm is at most ``max_norm``.
 
-    ``parameters``: an iterable of tensors or one tensor; those without ``.grad`` are skipped.
-    The total norm is the ``norm_type``-norm (a number > 0, or ``inf``) of all gradients together,
-    as if concatenated. Every gradient is multiplied by ``min(1, max_norm / (total + 1e-6))``, as
-    PyTorch does (so a NaN or inf norm makes the gradients NaN or 0 unless ``error_if_nonfinite``
-    raises instead). Returns the total norm (before clipping) as a 0-d Tensor on the first
-    gradient's device. ``foreach`` is accepted for PyTorch compatibility and ignored.
+    The total norm is the ``norm_type``-norm of all gradients together, as if concatenated.
+    Every gradient is multiplied by ``min(1, max_norm / (total + 1e-6))``, as PyTorch does (so a
+    NaN or inf norm makes the gradients NaN or 0 unless ``error_if_nonfinite`` raises instead).
+
+    Parameters
+    ----------
+    parameters : Tensor or iterable of Tensor
+        The parameters whose gradients to clip (``model.parameters()``); those without
+        ``.grad`` are skipped.
+    max_norm : float
+        The largest total norm the gradients keep.
+    norm_type : float
+        The order of the norm: a number > 0, ``inf`` (the largest absolute value) or ``-inf``
+        (the smallest); default 2.
+    error_if_nonfinite : bool
+        True: raise RuntimeError, changing nothing, when the total norm is NaN or infinite.
+    foreach : bool or None
+        Accepted for PyTorch compatibility and ignored.
+
+    Returns
+    -------
+    Tensor
+        The total norm before clipping, 0-d, on the first gradient's device (a CPU 0 when no
+        parameter has a gradient).
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> w = tt.tensor([3.0, 4.0], requires_grad=True)
+    >>> (w * w).sum().backward()  # grad = 2 * w = [6, 8], norm 10
+    >>> tt.nn.utils.clip_grad_norm_([w], max_norm=1.0).item()
+    10.0
+    >>> [round(float(g), 4) for g in w.grad]
+    [0.6, 0.8]
     """
     grads = _grads(parameters, "clip_grad_norm_")
     max_norm = float(max_norm)
@@ -48,7 +83,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: boo
     # minimum keeps a NaN (NaN gradients stay NaN, as in PyTorch); asarray: numpy makes 0-d results scalars
     coef = xp.asarray(xp.minimum(coef, xp.ones_like(coef)))
     # the coefficient per (array type, device, dtype): one transfer per device, not per gradient
-    on_place: dict[tuple, Any] = {}
+    on_place: dict[tuple[type, str | None, DType], Array] = {}
     for g in grads:
         key = (type(g), _place_key(g), g.dtype)
         c = on_place.get(key)
@@ -58,8 +93,12 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite: boo
     return wrap(total)
 
 
-def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
-    """Clamp every gradient to ``[-clip_value, clip_value]`` in place (NaN stays NaN)."""
+def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float, foreach: bool | None = None) -> None:
+    """Clamp every gradient to ``[-clip_value, clip_value]`` in place (NaN stays NaN).
+
+    ``parameters`` is one Tensor or an iterable of them (those without ``.grad`` are skipped);
+    ``clip_value`` is a number >= 0. ``foreach`` is accepted for PyTorch compatibility and ignored.
+    """
     clip_value = float(clip_value)
     if not clip_value >= 0:
         raise ValueError(f"clip_grad_value_: invalid clip_value {clip_value!r}: must be a number >= 0")
@@ -68,7 +107,7 @@ def clip_grad_value_(parameters, clip_value, foreach=None) -> None:
 
 
 # ---------------------------------------------------------------------- helpers
-def _grads(parameters, where) -> list:
+def _grads(parameters: Tensor | Iterable[object], where: str) -> list[Array]:
     """The gradient arrays of ``parameters`` (one tensor or an iterable), skipping those without."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
@@ -90,9 +129,11 @@ def _grads(parameters, where) -> list:
     return grads
 
 
-def _total_norm(grads, norm_type):
+def _total_norm(grads: list[Array], norm_type: float) -> Array:
     """The norm of all gradients together, as a 0-d array on the first gradient's device."""
-    by_place: dict = {}  # partial results per device, combined there before any transfer
+    by_place: dict[
+        tuple[type, str | None], list[Array]
+    ] = {}  # partial results per device, combined there before any transfer
     for g in grads:
         by_place.setdefault((type(g), _place_key(g)), []).append(_partial(g, norm_type))
     first = grads[0]
@@ -111,8 +152,8 @@ def _total_norm(grads, norm_type):
     return xp.asarray(total)  # numpy reductions return scalars; the others are 0-d arrays already
 
 
-def _partial(g, norm_type):
-    """One gradient's contribution: max/min |g| for +-inf, else sum |g|**p (p = 2: a dot product,
+def _partial(g: Array, norm_type: float) -> Array:
+    """One gradient's contribution: max/min ``|g|`` for +-inf, else ``sum |g|**p`` (p = 2: a dot product,
     which needs no temporary array)."""
     backend = backend_of(g)
     xp = backend.xp
@@ -131,7 +172,7 @@ def _partial(g, norm_type):
     return xp.sum(xp.abs(g) ** norm_type)
 
 
-def _combine(values, norm_type):
+def _combine(values: list[Array], norm_type: float) -> Array:
     if len(values) == 1:
         return values[0]
     if norm_type == math.inf:
@@ -141,16 +182,16 @@ def _combine(values, norm_type):
     return functools.reduce(lambda a, b: a + b, values)
 
 
-def _xp_of(value):
+def _xp_of(value: Array) -> Namespace:
     return np if isinstance(value, np.generic) else backend_of(value).xp
 
 
-def _place_key(g):
+def _place_key(g: Array) -> str | None:
     """What tells devices apart within one array type (numpy has one device)."""
     return None if type(g) is np.ndarray else backend_of(g).device(g)
 
 
-def _as_on(value, like):
+def _as_on(value: Array, like: Array) -> Array:
     """``value`` (0-d) on ``like``'s device, in ``like``'s dtype."""
     value = transfer(value, device_of(like))
     return backend_of(value).astype(value, like.dtype)

@@ -1,5 +1,7 @@
 """Optimizers (SGD, Adam, AdamW) and learning-rate schedulers (``optim.lr_scheduler``)."""
 
+from __future__ import annotations
+
 from . import lr_scheduler
 from .adam import Adam, AdamW
 from .lr_scheduler import CosineAnnealingLR, LRScheduler, StepLR

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import math
+from typing import Any, ClassVar
 
 import numpy as np
+from numpy.typing import NDArray
 
+from ..array_types import Array
+from ..backend import Backend
 from ..devices import backend_of
+from ..tensor import Tensor
 from . import flat
-from .optimizer import KERNEL_FLOATS, Optimizer, check_nonnegative
+from .optimizer import KERNEL_FLOATS, Optimizer, ParamGroup, Params, State, check_nonnegative
 
 # One CUDA kernel per parameter and step (the backend compiles it; see Backend.kernel).
 _KERNEL = (
@@ -29,7 +34,20 @@ _KERNEL = (
 )
 
 
-def adam_update(backend, param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled, step):
+def adam_update(
+    backend: Backend,
+    param: Array,
+    grad: Array,
+    m: Array,
+    v: Array,
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    wd: float,
+    decoupled: bool,
+    step: int,
+) -> None:
     """PyTorch's Adam (``decoupled``: AdamW) update at ``step`` (1, 2, ...) of the array ``param`` and
     its moments ``m`` and ``v``, in place. One kernel where the backend compiles them."""
     kernel = backend.kernel(_KERNEL)
@@ -54,7 +72,17 @@ def adam_update(backend, param, grad, m, v, lr, beta1, beta2, eps, wd, decoupled
         param -= (lr / (1 - beta1**step)) * (m / denom)
 
 
-def adam_flat(layout, grads, lr, beta1, beta2, eps, wd, decoupled, step) -> None:
+def adam_flat(
+    layout: flat.FlatLayout,
+    grads: list[NDArray[Any]],
+    lr: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    wd: float,
+    decoupled: bool,
+    step: int,
+) -> None:
     """``adam_update`` for every parameter of a flat layout (``optim.flat``) at once, all at
     ``step``: the same arithmetic, operation for operation, over the flat arrays."""
     if wd and decoupled:
@@ -79,15 +107,64 @@ def adam_flat(layout, grads, lr, beta1, beta2, eps, wd, decoupled, step) -> None
 
 
 class Adam(Optimizer):
-    decoupled = False
+    """Adam, with PyTorch's update rule; ``weight_decay`` is an L2 penalty added to the gradient
+    (``AdamW`` decouples it).
+
+    For each parameter ``p`` with gradient ``g``, at step ``t`` (1, 2, ...)::
+
+        g = g + weight_decay * p
+        m = beta1 * m + (1 - beta1) * g
+        v = beta2 * v + (1 - beta2) * g**2
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    ``m``, ``v`` and ``t`` are the state ``"exp_avg"``, ``"exp_avg_sq"`` and ``"step"``, as in
+    PyTorch's state dict (whose step count, a 0-d tensor there, loads as an int).
+
+    Parameters
+    ----------
+    params : iterable
+        The tensors to optimize, ``(name, tensor)`` pairs, or parameter groups (dicts), as
+        ``Optimizer`` takes them.
+    lr : float, default 1e-3
+        The learning rate, >= 0.
+    betas : tuple of two floats, default (0.9, 0.999)
+        The decay rates of the running averages ``m`` and ``v``, each in [0, 1) (a list is
+        converted to a tuple).
+    eps : float, default 1e-8
+        Added to the denominator, >= 0.
+    weight_decay : float, default 0
+        The L2 penalty, >= 0.
+
+    PyTorch's ``amsgrad``, ``decoupled_weight_decay`` and its keyword-only ``foreach``,
+    ``maximize``, ``capturable``, ``differentiable`` and ``fused`` do not exist here.
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> model = tt.nn.Linear(3, 1)
+    >>> opt = tt.optim.Adam(model.parameters(), lr=1e-2)
+    >>> opt.zero_grad()
+    >>> (model(tt.ones(4, 3)) ** 2).mean().backward()
+    >>> opt.step()
+    >>> sorted(opt.state_dict()["state"][0])
+    ['exp_avg', 'exp_avg_sq', 'step']
+    """
+
+    decoupled: ClassVar[bool] = False
     _param_shaped_state = ("exp_avg", "exp_avg_sq")
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.0):
-        if isinstance(betas, list):
-            betas = tuple(betas)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+    def __init__(
+        self,
+        params: Params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] | list[float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> None:
+        pair = tuple(betas) if isinstance(betas, list) else betas
+        super().__init__(params, dict(lr=lr, betas=pair, eps=eps, weight_decay=weight_decay))
 
-    def _check_hyperparameters(self, hp):
+    def _check_hyperparameters(self, hp: ParamGroup) -> str | None:
         problem = check_nonnegative(hp, "lr", "eps", "weight_decay")
         if problem:
             return problem
@@ -102,7 +179,7 @@ class Adam(Optimizer):
 
     _KEYS = ("exp_avg", "exp_avg_sq")
 
-    def _step_group(self, group):
+    def _step_group(self, group: ParamGroup) -> None:
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         rest = None  # the parameters left for the per-parameter path (None: all)
         ready = flat.prepare(self._flat_layouts, group, self.state, self._KEYS, (lr, beta1, beta2, eps, wd))
@@ -120,10 +197,10 @@ class Adam(Optimizer):
         for p, grad, state in self._with_grads(group, rest):
             update(p, grad, state, group)
 
-    def _common_step(self, layout):
+    def _common_step(self, layout: flat.FlatLayout) -> int | None:
         """The step count the layout's parameters take now, when they all take the same one."""
         fresh, states = layout.fresh, self.state
-        steps = set()
+        steps: set[int] = set()
         for i, p in enumerate(layout.params):
             count = 0 if i in fresh else states[id(p)].get("step")
             if type(count) is not int:
@@ -131,7 +208,7 @@ class Adam(Optimizer):
             steps.add(count)
         return steps.pop() + 1 if len(steps) == 1 else None
 
-    def _update(self, p, grad, state, group):
+    def _update(self, p: Tensor, grad: Array, state: State, group: ParamGroup) -> None:
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         data = p._data
         backend = backend_of(data)
@@ -158,7 +235,35 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter), with PyTorch's update rule: each
+    step first shrinks the parameter, ``p = p * (1 - lr * weight_decay)``, then takes Adam's step
+    without the penalty in the gradient.
+
+    Parameters
+    ----------
+    params : iterable
+        The tensors to optimize, ``(name, tensor)`` pairs, or parameter groups (dicts).
+    lr : float, default 1e-3
+        The learning rate, >= 0.
+    betas : tuple of two floats, default (0.9, 0.999)
+        The decay rates of the running averages, each in [0, 1).
+    eps : float, default 1e-8
+        Added to the denominator, >= 0.
+    weight_decay : float, default 0.01
+        The decoupled weight decay, >= 0 (PyTorch's default too).
+
+    PyTorch's ``amsgrad`` and its keyword-only ``maximize``, ``foreach``, ``capturable``,
+    ``differentiable`` and ``fused`` do not exist here.
+    """
+
     decoupled = True
 
-    def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0.01):
+    def __init__(
+        self,
+        params: Params,
+        lr: float = 1e-3,
+        betas: tuple[float, float] | list[float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.01,
+    ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)

@@ -26,10 +26,16 @@ their gradient would not.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from ..tensor import Tensor, wrap
+
+if TYPE_CHECKING:  # optimizer imports this module
+    from .optimizer import ParamGroup, State
 
 _ndarray = np.ndarray
 _PLAIN = (float, int)
@@ -38,7 +44,7 @@ _PLAIN = (float, int)
 FLAT_MAX_SIZE = 1 << 17
 
 
-def _holders(t) -> int:
+def _holders(t: Tensor) -> int:
     """The reference count of ``t``'s array, as this very expression sees it."""
     return sys.getrefcount(t._data)
 
@@ -48,7 +54,7 @@ def _holders(t) -> int:
 _SOLE = _holders(wrap(np.empty(0))) if hasattr(sys, "getrefcount") else -1
 
 
-def _views(flat, shapes):
+def _views(flat: NDArray[Any], shapes: Sequence[tuple[int, ...]]) -> list[NDArray[Any]]:
     views, start = [], 0
     for shape in shapes:
         size = 1
@@ -77,32 +83,35 @@ class FlatLayout:
         "fresh",
     )
 
-    def __init__(self, params, dtype, keys):
+    def __init__(self, params: list[Tensor], dtype: np.dtype[Any], keys: Sequence[str]) -> None:
         self.params = params
-        self.shapes = [p._data.shape for p in params]
+        self.shapes: list[tuple[int, ...]] = [p._data.shape for p in params]
         self.dtype = dtype
         total = sum(p._data.size for p in params)
-        self.flat_params = None
-        self.param_views: list = []
+        self.flat_params: NDArray[Any] | None = None
+        self.param_views: list[NDArray[Any]] = []
         self.grad = np.empty(total, dtype)
         self.scratch = np.empty(total, dtype)
         self.grad_views = _views(self.grad, self.shapes)
         self.scratch_views = _views(self.scratch, self.shapes)
         # zeros, not empty: a parameter without state yet must not feed garbage (overflow
         # warnings, NaN) through the flat update before its state is set
-        self.state = {}
+        self.state: dict[str, tuple[NDArray[Any], list[NDArray[Any]]]] = {}
         for key in keys:
             flat = np.zeros(total, dtype)
             self.state[key] = (flat, _views(flat, self.shapes))
         self.fresh: list[int] = []  # positions whose state this step creates
 
-    def match(self, group_params, states, keys):
+    def match(
+        self, group_params: list[Tensor], states: dict[int, State], keys: Sequence[str]
+    ) -> tuple[list[NDArray[Any]], list[Tensor]] | None:
         """(gradients, the other parameters with gradients) when this layout still holds exactly
         the group's small parameters with gradients, their arrays and their state; else None."""
         params, shapes, dtype, views = self.params, self.shapes, self.dtype, self.param_views
         key_views = [self.state[key][1] for key in keys]
         n = len(params)
-        grads, rest = [], []
+        grads: list[NDArray[Any]] = []
+        rest: list[Tensor] = []
         i = 0
         for p in group_params:
             grad = getattr(p, "_grad", None)
@@ -144,7 +153,13 @@ class FlatLayout:
         return grads, rest
 
 
-def prepare(cache, group, states, keys, hyperparameters):
+def prepare(
+    cache: dict[int, FlatLayout],
+    group: ParamGroup,
+    states: dict[int, State],
+    keys: Sequence[str],
+    hyperparameters: Sequence[object],
+) -> tuple[FlatLayout, list[NDArray[Any]], list[Tensor]] | None:
     """``(layout, gradients, rest)`` for this step of ``group``: the layout of the parameters that
     take the flat step (from ``cache``, keyed by the group's id, or rebuilt), their gradient
     arrays, and the parameters with gradients left to the per-parameter path. None when the
@@ -170,10 +185,12 @@ def prepare(cache, group, states, keys, hyperparameters):
     return layout, grads, rest
 
 
-def _split(group_params):
+def _split(group_params: list[Tensor]) -> tuple[list[Tensor], list[NDArray[Any]], list[Tensor]] | None:
     """(small, their gradients, large): the parameters with gradients that can share a layout and
     those left to the per-parameter path; None when the whole group takes that path."""
-    small, grads, rest = [], [], []
+    small: list[Tensor] = []
+    grads: list[NDArray[Any]] = []
+    rest: list[Tensor] = []
     dtype = None
     for p in group_params:
         grad = getattr(p, "_grad", None)
@@ -198,7 +215,9 @@ def _split(group_params):
     return (small, grads, rest) if small else None
 
 
-def _build(params, dtype, states, keys):
+def _build(
+    params: list[Tensor], dtype: np.dtype[Any], states: dict[int, State], keys: Sequence[str]
+) -> FlatLayout | None:
     """A new layout for ``params``, their state copied in (None when a state array has a form
     only the per-parameter path handles) and their arrays moved in where nothing else holds them."""
     layout = FlatLayout(params, dtype, keys)
@@ -233,7 +252,7 @@ def _build(params, dtype, states, keys):
     return layout
 
 
-def gather(layout, grads, weight_decay) -> None:
+def gather(layout: FlatLayout, grads: list[NDArray[Any]], weight_decay: float) -> None:
     """Copy this step's gradients into the layout's flat gradient, plus ``weight_decay`` times
     the parameter (PyTorch's L2 penalty: ``grad + weight_decay * param``)."""
     for view, grad in zip(layout.grad_views, grads):
@@ -247,7 +266,7 @@ def gather(layout, grads, weight_decay) -> None:
         layout.grad += layout.scratch
 
 
-def scale_params(layout, factor) -> None:
+def scale_params(layout: FlatLayout, factor: float) -> None:
     """``param *= factor`` for each parameter (AdamW's decoupled weight decay)."""
     if layout.flat_params is not None:
         layout.flat_params *= factor
@@ -257,7 +276,7 @@ def scale_params(layout, factor) -> None:
         data *= factor
 
 
-def adopt_fresh(layout, states, keys) -> None:
+def adopt_fresh(layout: FlatLayout, states: dict[int, State], keys: Sequence[str]) -> None:
     """Point the state of the layout's fresh positions at their views, once the step set them."""
     for i in layout.fresh:
         st = states.setdefault(id(layout.params[i]), {})
@@ -265,7 +284,7 @@ def adopt_fresh(layout, states, keys) -> None:
             st[key] = layout.state[key][1][i]
 
 
-def apply(layout) -> None:
+def apply(layout: FlatLayout) -> None:
     """``param -= update`` for each parameter, the update being the layout's scratch array."""
     if layout.flat_params is not None:
         layout.flat_params -= layout.scratch

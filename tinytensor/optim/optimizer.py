@@ -8,10 +8,13 @@ which parameters are named by their position across all groups.
 from __future__ import annotations
 
 import copy
-import numbers
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, ClassVar, TypeAlias, TypeVar
 
 import numpy as np
 
+from ..argcheck import is_real
+from ..array_types import Array
 from ..autograd import GRAD_ENABLED, enable_grad
 from ..devices import backend_of, device_of, transfer
 from ..errors import DeviceError, ShapeError
@@ -19,6 +22,15 @@ from ..tensor import Tensor, clear_grad, mark_modified, wrap
 from .flat import FlatLayout
 
 _ndarray = np.ndarray
+_T = TypeVar("_T")
+
+# A parameter group: "params" (a list of Tensors), the optimizer's hyperparameters, and the extra
+# keys below; the values' types differ by key and optimizer, so Any.
+ParamGroup: TypeAlias = dict[str, Any]
+# One parameter's state: arrays of its shape (momentum buffer, moments) and Adam's step count.
+State: TypeAlias = dict[str, Any]
+# What an optimizer takes: Tensors, (name, Tensor) pairs (``named_parameters()``), or groups.
+Params: TypeAlias = Iterable[Tensor] | Iterable[tuple[str, Tensor]] | Iterable[ParamGroup]
 
 # The dtypes the optimizers' CUDA kernels are compiled for; others take the array-API form.
 KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -29,21 +41,40 @@ _EXTRA_GROUP_KEYS = ("params", "initial_lr", "param_names")
 
 
 class Optimizer:
-    """Base class: ``params`` is an iterable of Tensors, or of dicts (parameter groups) each with
-    ``"params"`` and optional per-group hyperparameters that override ``defaults``.
+    """Base class of the optimizers, as PyTorch's ``torch.optim.Optimizer``.
+
+    Parameters
+    ----------
+    params : iterable
+        The tensors to optimize (``model.parameters()``, a list: not a set, whose order would
+        change the state dict's numbering), ``(name, tensor)`` pairs (``model.named_parameters()``),
+        or parameter groups: dicts with ``"params"`` and hyperparameters that override
+        ``defaults`` for that group, as in ``[{"params": body.parameters()}, {"params":
+        head.parameters(), "lr": 1e-2}]``.
+    defaults : dict
+        The hyperparameters of a group that does not set them.
+
+    Attributes
+    ----------
+    param_groups : list of dict
+        Each group's ``"params"`` and hyperparameters; a scheduler, or the user, may change a
+        group's ``"lr"`` between steps.
+    state : dict
+        Each parameter's state (momentum buffer, moments), keyed by ``id(parameter)``; it
+        follows the parameter to another device after ``Module.to()``.
 
     Subclasses implement ``_update(p, grad, state, group)`` (one parameter, in place, under
     no_grad) and may implement ``_check_hyperparameters``.
     """
 
     # State keys whose arrays have their parameter's shape (load_state_dict checks them).
-    _param_shaped_state: tuple = ()
+    _param_shaped_state: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, params, defaults: dict):
+    def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         name = type(self).__name__
         self.defaults = dict(defaults)
-        self.state: dict[int, dict] = {}
-        self.param_groups: list[dict] = []
+        self.state: dict[int, State] = {}
+        self.param_groups: list[ParamGroup] = []
         self._flat_layouts: dict[int, FlatLayout] = {}  # id(group) -> its flat step's layout (optim.flat)
         problem = self._check_hyperparameters(self.defaults)
         if problem:
@@ -57,7 +88,7 @@ class Optimizer:
                 f"{name}: params must be an ordered iterable (list) of Tensors or dicts, got {type(params).__name__}"
             )
         try:
-            items = list(params)
+            items: list[Any] = list(params)  # a user's objects, checked below and per group
         except TypeError:
             raise TypeError(
                 f"{name}: params must be an iterable of Tensors or dicts, got {type(params).__name__}"
@@ -71,8 +102,11 @@ class Optimizer:
             self.add_param_group(group)
 
     # ------------------------------------------------------------------ groups
-    def add_param_group(self, param_group: dict) -> None:
-        """Add a group of parameters with its own hyperparameters (the rest from ``defaults``)."""
+    def add_param_group(self, param_group: ParamGroup) -> None:
+        """Add a group of parameters with its own hyperparameters (the rest from ``defaults``),
+        as when fine-tuning unfreezes a layer: ``opt.add_param_group({"params": layer.parameters(),
+        "lr": 1e-4})``. A parameter may belong to one group only; an unknown hyperparameter is a
+        ValueError."""
         name, index = type(self).__name__, len(self.param_groups)
         where = f"{name}: param group {index}"
         if not isinstance(param_group, dict):
@@ -110,17 +144,19 @@ class Optimizer:
             raise ValueError(f"{where}: {problem}")
         self.param_groups.append(group)
 
-    def _check_hyperparameters(self, hp: dict) -> str | None:
+    def _check_hyperparameters(self, hp: ParamGroup) -> str | None:
         """The first problem with one group's hyperparameters, as a message, or None."""
         return None
 
     @property
-    def lr(self):
-        """The first group's learning rate; setting it sets every group's (1.x's ``optimizer.lr``)."""
-        return self.param_groups[0]["lr"]
+    def lr(self) -> float:
+        """The first group's learning rate; setting it sets every group's (1.x's ``optimizer.lr``;
+        PyTorch has no such attribute: ``param_groups[i]["lr"]`` is the portable form)."""
+        lr: float = self.param_groups[0]["lr"]
+        return lr
 
     @lr.setter
-    def lr(self, value) -> None:
+    def lr(self, value: float) -> None:
         problem = check_nonnegative({"lr": value}, "lr")
         if problem:
             raise ValueError(f"{type(self).__name__}: {problem}")
@@ -129,12 +165,20 @@ class Optimizer:
 
     # ------------------------------------------------------------------ stepping
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear the gradient of every parameter of every group: ``.grad`` becomes None, or,
+        with ``set_to_none=False``, zeros in place. Call it before each backward pass (gradients
+        accumulate)."""
         for group in self.param_groups:
             for p in group["params"]:
                 clear_grad(p, set_to_none)
 
-    def step(self, closure=None):
-        """Update every parameter that has a gradient; ``closure`` (optional) recomputes the loss first."""
+    def step(self, closure: Callable[[], _T] | None = None) -> _T | None:
+        """Update every parameter that has a gradient, in place (parameters without one are left
+        alone); returns what ``closure`` returned, else None.
+
+        ``closure``, optional, recomputes the loss (with gradients enabled) before the update:
+        zero the gradients, compute the loss, call ``backward()``, return the loss.
+        """
         loss = None
         if closure is not None:
             with enable_grad():
@@ -149,13 +193,15 @@ class Optimizer:
             GRAD_ENABLED[0] = previous
         return loss
 
-    def _step_group(self, group) -> None:
+    def _step_group(self, group: ParamGroup) -> None:
         """One group's updates; optimizers may override it to hoist the group's settings."""
         update = self._update
         for p, grad, state in self._with_grads(group):
             update(p, grad, state, group)
 
-    def _with_grads(self, group, params=None):
+    def _with_grads(
+        self, group: ParamGroup, params: Iterable[Tensor] | None = None
+    ) -> Iterator[tuple[Tensor, Array, State]]:
         """(parameter, gradient array, state) for each parameter of ``group`` (or of ``params``,
         some of them) that has a gradient, checked; each parameter is marked modified once the
         caller has updated it (a graph that saved it before this step must not backpropagate
@@ -178,16 +224,16 @@ class Optimizer:
             yield p, grad, state
             mark_modified(p)
 
-    def _update(self, p, grad, state, group) -> None:
+    def _update(self, p: Tensor, grad: Array, state: State, group: ParamGroup) -> None:
         raise NotImplementedError
 
     @staticmethod
-    def _marked(params) -> None:
+    def _marked(params: Iterable[Tensor]) -> None:
         """Mark parameters that a flat step updated as modified (as ``_with_grads`` does)."""
         for p in params:
             mark_modified(p)
 
-    def _foreign_grad(self, p, grad):
+    def _foreign_grad(self, p: Tensor, grad: object) -> Array:
         """A gradient that is not a plain numpy array (a Tensor, a GPU or strict array): its array,
         checked to be on the parameter's backend and device."""
         if isinstance(grad, Tensor):
@@ -209,7 +255,7 @@ class Optimizer:
             )
         return grad
 
-    def _position(self, p) -> int:
+    def _position(self, p: Tensor) -> int:
         """``p``'s index across all groups, as state_dict() numbers it (for error messages)."""
         index = 0
         for group in self.param_groups:
@@ -219,7 +265,7 @@ class Optimizer:
                 index += 1
         return -1
 
-    def _state_for(self, p) -> dict:
+    def _state_for(self, p: Tensor) -> State:
         """The parameter's state, moved to its current device if the module was moved since."""
         state = self.state.get(id(p))
         if state is None:
@@ -235,13 +281,15 @@ class Optimizer:
         return state
 
     # ------------------------------------------------------------------ state dict
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``, as in PyTorch.
 
-        Arrays are copied (as Tensors): later steps do not change a state dict taken earlier.
+        Parameters are numbered by their position across all groups; each one's state holds
+        Tensors (the buffers, copied: later steps do not change a state dict taken earlier) and,
+        for Adam, the step count. Save it with ``tt.save`` next to the model's state dict.
         """
         index_of: dict[int, int] = {}
-        groups = []
+        groups: list[dict[str, Any]] = []
         for group in self.param_groups:
             packed = {k: copy.deepcopy(v) for k, v in group.items() if k != "params"}
             packed["params"] = [index_of.setdefault(id(p), len(index_of)) for p in group["params"]]
@@ -253,12 +301,21 @@ class Optimizer:
         }
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict: dict) -> None:
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         """Load a ``state_dict()``: hyperparameters per group, and state placed on each parameter's
-        current device and (floating state) dtype. The loaded dict is copied, never aliased."""
+        current device and (floating state) dtype. The loaded dict is copied, never aliased.
+
+        All or nothing: the groups must match this optimizer's (their number and sizes, the kind
+        of optimizer) and every value is checked and converted before anything changes; else a
+        ValueError says what differs. A state dict from PyTorch (its step count a 0-d tensor,
+        its buffers torch tensors) loads too.
+        """
         where = f"{type(self).__name__}.load_state_dict"
-        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
-            raise ValueError(f"{where}: expected a dict with 'state' and 'param_groups', as state_dict() returns")
+        expected = f"{where}: expected a dict with 'state' and 'param_groups', as state_dict() returns"
+        if not isinstance(state_dict, dict):
+            raise ValueError(expected)
+        if "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError(expected)
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(
@@ -284,7 +341,8 @@ class Optimizer:
             if problem:
                 raise ValueError(f"{where}: parameter group {i}: {problem}")
             by_index.update(zip(saved_params, group["params"], strict=True))
-        state, shaped = {}, self._param_shaped_state
+        state: dict[int, State] = {}
+        shaped = self._param_shaped_state
         for index, values in state_dict["state"].items():
             p = by_index.get(index)
             if p is None:
@@ -303,7 +361,7 @@ class Optimizer:
                 group["param_names"] = names
         self.state = state
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         # The flat layouts are a cache of views into flat arrays; a copy (pickle, deepcopy) would
         # hold copies of the views detached from its flat arrays, so it rebuilds its own.
         state = dict(self.__dict__)
@@ -319,17 +377,16 @@ class Optimizer:
 
 
 # ---------------------------------------------------------------------- helpers
-def check_nonnegative(hp: dict, *names) -> str | None:
+def check_nonnegative(hp: ParamGroup, *names: str) -> str | None:
     """A message for the first of ``names`` whose value is not a real number >= 0, else None."""
     for name in names:
         value = hp[name]
-        # numbers.Real declares only < and <= (typeshed follows the ABC); every real type has >=
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:  # type: ignore[operator]
+        if not is_real(value) or not value >= 0:
             return f"invalid {name} {value!r}: must be a number >= 0"
     return None
 
 
-def _group_params(params, where):
+def _group_params(params: object, where: str) -> tuple[list[Tensor], list[str] | None]:
     """A group's parameters as a list, and their names when given as (name, tensor) pairs."""
     if isinstance(params, Tensor):
         params = [params]
@@ -354,23 +411,25 @@ def _group_params(params, where):
     return params, names
 
 
-def _same_place(a, b) -> bool:
+def _same_place(a: Array, b: Array) -> bool:
     if type(a) is not type(b):
         return False
     backend = backend_of(a)
     return backend.kind == "cpu" or backend.device(a) == backend.device(b)
 
 
-def _snapshot(value):
-    """A copy of one state value for a state dict: arrays become Tensors of their own copy."""
+def _snapshot(value: Any) -> Any:
+    """A copy of one state value for a state dict: arrays become Tensors of their own copy. Any:
+    the step count, an array, or whatever a user stored in ``optimizer.state``."""
     if hasattr(value, "shape") and not isinstance(value, np.generic):
         return wrap(backend_of(value).copy(value))
     return copy.deepcopy(value)
 
 
-def _placed(value, p, key, where, param_shaped):
+def _placed(value: Any, p: Tensor, key: str, where: str, param_shaped: bool) -> Any:
     """One loaded state value as the optimizer keeps it: arrays copied onto ``p``'s device and
-    (floating state) dtype; the step count as a Python int."""
+    (floating state) dtype; the step count as a Python int. ``value`` is whatever the loaded
+    state dict holds (a Tensor, an array of any library, a number): Any."""
     if isinstance(value, Tensor):
         value = value._data
     if not hasattr(value, "shape"):

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any
 
+import numpy as np
+from numpy.typing import NDArray
+
+from ..array_types import Array
+from ..backend import Backend
 from ..devices import backend_of
 from . import flat
-from .optimizer import KERNEL_FLOATS, Optimizer, check_nonnegative
+from .optimizer import KERNEL_FLOATS, Optimizer, ParamGroup, Params, check_nonnegative
 
 # One CUDA kernel per parameter and step (the backend compiles it; see Backend.kernel).
 _KERNEL = (
@@ -29,7 +34,17 @@ _MOMENTUM_KERNEL = (
 )
 
 
-def sgd_update(backend, param, grad, buf, lr, momentum, dampening, nesterov, wd):
+def sgd_update(
+    backend: Backend,
+    param: Array,
+    grad: Array,
+    buf: Array | None,
+    lr: float,
+    momentum: float,
+    dampening: float,
+    nesterov: bool,
+    wd: float,
+) -> Array | None:
     """PyTorch's SGD update of the array ``param``, in place; returns the momentum buffer (a new one
     when ``buf`` is None). One kernel where the backend compiles them, else the array-API form."""
     kernel = backend.kernel(_MOMENTUM_KERNEL if momentum else _KERNEL)
@@ -62,7 +77,15 @@ def sgd_update(backend, param, grad, buf, lr, momentum, dampening, nesterov, wd)
     return buf
 
 
-def sgd_flat(layout, grads, lr, momentum, dampening, nesterov, wd) -> None:
+def sgd_flat(
+    layout: flat.FlatLayout,
+    grads: list[NDArray[Any]],
+    lr: float,
+    momentum: float,
+    dampening: float,
+    nesterov: bool,
+    wd: float,
+) -> None:
     """``sgd_update`` for every parameter of a flat layout (``optim.flat``) at once: the same
     arithmetic, operation for operation, over the flat arrays."""
     scratch = layout.scratch
@@ -106,22 +129,66 @@ def sgd_flat(layout, grads, lr, momentum, dampening, nesterov, wd) -> None:
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with momentum, Nesterov momentum and weight decay,
+    with PyTorch's update rule.
+
+    For each parameter ``p`` with gradient ``g``, at each ``step()``::
+
+        g = g + weight_decay * p
+        buf = g                                            (first step)
+        buf = momentum * buf + (1 - dampening) * g         (later steps)
+        g = g + momentum * buf if nesterov else buf        (with momentum)
+        p = p - lr * g
+
+    The momentum buffer is the state ``"momentum_buffer"``, as in PyTorch's state dict.
+
+    Parameters
+    ----------
+    params : iterable
+        The tensors to optimize, ``(name, tensor)`` pairs, or parameter groups (dicts), as
+        ``Optimizer`` takes them.
+    lr : float
+        The learning rate, >= 0. Required here: PyTorch's default is 1e-3.
+    momentum : float, default 0
+        The momentum factor, >= 0.
+    dampening : float, default 0
+        The dampening of the momentum.
+    weight_decay : float, default 0
+        The L2 penalty, >= 0 (added to the gradient).
+    nesterov : bool, default False
+        Nesterov momentum; it needs ``momentum > 0`` and ``dampening == 0``.
+
+    PyTorch's keyword-only ``maximize``, ``foreach``, ``differentiable`` and ``fused`` do not
+    exist here; on the CPU, the parameters of a group are updated together over flat arrays where
+    they allow it, with the same arithmetic.
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> model = tt.nn.Linear(3, 1)
+    >>> opt = tt.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    >>> loss = (model(tt.ones(4, 3)) ** 2).mean()
+    >>> opt.zero_grad()
+    >>> loss.backward()
+    >>> opt.step()
+    """
+
     _param_shaped_state = ("momentum_buffer",)
 
     def __init__(
         self,
-        params,
+        params: Params,
         lr: float,
         momentum: float = 0.0,
         dampening: float = 0.0,
         weight_decay: float = 0.0,
         nesterov: bool = False,
-    ):
+    ) -> None:
         super().__init__(
             params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay, nesterov=nesterov)
         )
 
-    def _check_hyperparameters(self, hp):
+    def _check_hyperparameters(self, hp: ParamGroup) -> str | None:
         problem = check_nonnegative(hp, "lr", "momentum", "weight_decay")
         if problem:
             return problem
@@ -132,7 +199,7 @@ class SGD(Optimizer):
             return f"Nesterov momentum needs momentum > 0 and dampening == 0, got {hp['momentum']} and {dampening}"
         return None
 
-    def _step_group(self, group):
+    def _step_group(self, group: ParamGroup) -> None:
         # the group's settings read once, not per parameter
         lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
         dampening, nesterov = group["dampening"], group["nesterov"]
