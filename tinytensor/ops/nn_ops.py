@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import random as _random
 from ..activation_math import check_activation
 from ..argcheck import dim_arg
+from ..array_types import Array, DType
 from ..autograd import GRAD_ENABLED
 from ..devices import backend_of
 from ..errors import ShapeError
@@ -29,7 +31,9 @@ def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_input(fn, a, dim, axis, dtype):
+def _softmax_input(
+    fn: str, a: Tensor, dim: int | None, axis: int | None, dtype: str | DType | None
+) -> tuple[Tensor, tuple[int, ...]]:
     """(the input cast to ``dtype`` where given, its axis as a 1-tuple); ``dim`` is required."""
     dim = dim_arg(fn, dim, axis)
     if dim is None:
@@ -43,7 +47,7 @@ def _softmax_input(fn, a, dim, axis, dtype):
     return a, axes if a._data.ndim else ()  # a 0-d input is its own softmax axis (dim 0 or -1)
 
 
-def softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+def softmax(a: Tensor, dim: int | None = None, *, dtype: str | DType | None = None, axis: int | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along ``dim`` (required, as for PyTorch's ``Tensor.softmax`` and
     ``torch.softmax``); ``dtype`` casts the input first."""
     a, ax = _softmax_input("softmax", a, dim, axis, dtype)
@@ -52,14 +56,16 @@ def softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
     out = xp.exp(x - logsumexp_array(xp, x, ax))
     if a.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             return (out * (g - xp.sum(g * out, axis=ax, keepdims=True)),)
 
         return wrap(out, (backward, (a,)))
     return wrap(out)
 
 
-def log_softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
+def log_softmax(
+    a: Tensor, dim: int | None = None, *, dtype: str | DType | None = None, axis: int | None = None
+) -> Tensor:
     """x - logsumexp(x) along ``dim`` (required, as for PyTorch's ``Tensor.log_softmax`` and
     ``torch.log_softmax``); ``dtype`` casts the input first."""
     a, ax = _softmax_input("log_softmax", a, dim, axis, dtype)
@@ -68,14 +74,20 @@ def log_softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
     out = x - logsumexp_array(xp, x, ax)
     if a.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             return (g - xp.exp(out) * xp.sum(g, axis=ax, keepdims=True),)
 
         return wrap(out, (backward, (a,)))
     return wrap(out)
 
 
-def functional_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002 - PyTorch's name
+def functional_softmax(
+    input: Tensor | Array,  # noqa: A002 - PyTorch's name
+    dim: int | None = None,
+    *,
+    dtype: str | DType | None = None,
+    axis: int | None = None,
+) -> Tensor:
     """``nn.functional.softmax``: as ``softmax``, but without ``dim`` it picks PyTorch's deprecated
     implicit axis (0 for 0-, 1- and 3-D input, else 1) and warns, as PyTorch's does."""
     a = tensor_arg(input, "softmax")
@@ -84,7 +96,13 @@ def functional_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # 
     return softmax(a, dim, dtype=dtype, axis=axis)
 
 
-def functional_log_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002
+def functional_log_softmax(
+    input: Tensor | Array,  # noqa: A002 - PyTorch's name
+    dim: int | None = None,
+    *,
+    dtype: str | DType | None = None,
+    axis: int | None = None,
+) -> Tensor:
     """``nn.functional.log_softmax``: as ``log_softmax``, but without ``dim`` it picks PyTorch's
     deprecated implicit axis (as ``F.softmax``) and warns, as PyTorch's does."""
     a = tensor_arg(input, "log_softmax")
@@ -114,7 +132,7 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return wrap(out)
 
 
-def embedding(indices, weight: Tensor) -> Tensor:
+def embedding(indices: Tensor | Array, weight: Tensor) -> Tensor:
     """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients.
     An index outside ``0..rows-1`` (-1 included: it does not count from the end) is an IndexError."""
     idx = indices._data if isinstance(indices, Tensor) else indices
@@ -137,7 +155,13 @@ def embedding(indices, weight: Tensor) -> Tensor:
     return getitem(weight, idx)
 
 
-def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+def layer_norm(
+    a: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` axes, then scale and shift."""
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
@@ -163,8 +187,8 @@ def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float =
     parents = tuple(t for t in (a, weight, bias) if t is not None)
     if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
 
-        def backward(g):
-            grads = []
+        def backward(g: Array) -> tuple[Array | None, ...]:
+            grads: list[Array | None] = []
             gxhat = g * w if w is not None else g
             if a.requires_grad:
                 m1 = xp.mean(gxhat, axis=axes, keepdims=True)
@@ -186,7 +210,12 @@ _ndarray = np.ndarray
 _numpy_matmul = np.matmul
 
 
-def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
+def linear(
+    a: Tensor | Array,
+    weight: Tensor | Array,
+    bias: Tensor | Array | None = None,
+    activation: str | None = None,
+) -> Tensor:
     """``activation(a @ weight.T + bias)`` as one graph node (PyTorch's weight layout: (out, in)).
 
     On a GPU with the extension built, the matmul runs in cuBLAS and bias + activation (forward and
@@ -242,7 +271,20 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     return wrap(out)
 
 
-def _linear_backward(g, x, x2, w, has_bias, pre, out2, activation, how, need_x, need_w, need_b):
+def _linear_backward(
+    g: Array,
+    x: Array,
+    x2: Array,
+    w: Array,
+    has_bias: bool,
+    pre: Array,
+    out2: Array,
+    activation: str | None,
+    how: object,  # the backend's note on which path made pre and out2, for linear_grad
+    need_x: bool,
+    need_w: bool,
+    need_b: bool,
+) -> tuple[Array | None, ...]:
     backend = backend_of(g)
     xp = backend.xp
     g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))
