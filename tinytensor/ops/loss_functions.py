@@ -179,14 +179,45 @@ def cross_entropy(
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
-    """Softmax cross-entropy of (N, C) logits against (N,) integer class indices (PyTorch's semantics).
+    """Softmax cross-entropy of (N, C) logits against (N,) integer class indices, as PyTorch's.
 
-    ``weight`` (C,) scales each row's loss by its target's weight, and the mean divides by the sum
-    of the counted rows' weights. Rows whose target is ``ignore_index`` give 0 and do not count in
-    the mean (a mean over no rows is NaN). ``label_smoothing`` mixes the target with the uniform
-    distribution over the C classes: each row's loss is ``(1 - s) * w[t] * nll + s / C * sum over
-    classes c of -w[c] * log p_c``. Options after ``weight`` are keyword-only (PyTorch's next
-    positional argument is its deprecated ``size_average``).
+    Parameters
+    ----------
+    input : Tensor
+        Unnormalized logits of shape (N, C), floating point.
+    target : Tensor or array
+        Class indices of shape (N,), an integer dtype, on the input's device; each in
+        ``0 .. C-1`` or equal to ``ignore_index``.
+    weight : Tensor, optional
+        Class weights of shape (C,) and the input's dtype: each row's loss is scaled by its
+        target's weight, and the mean divides by the sum of the counted rows' weights. It takes no
+        gradient (one that requires grad while gradients are recorded is an error, as in PyTorch).
+    ignore_index : int, default -100
+        Rows whose target equals it give 0 and do not count in the mean (a mean over no rows is
+        NaN, as in PyTorch).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'none'`` gives the (N,) per-row losses.
+    label_smoothing : float, default 0.0
+        ``s`` in [0, 1] mixes the target with the uniform distribution over the C classes: each
+        row's loss is ``(1 - s) * w[t] * nll + s / C * sum_c(-w[c] * log p_c)``.
+
+    Returns
+    -------
+    Tensor
+        0-d, or (N,) with ``reduction='none'``.
+
+    Raises
+    ------
+    IndexError
+        A target outside ``0 .. C-1`` that is not ``ignore_index``.
+    ShapeError
+        The input is not (N, C) or the target not (N,).
+
+    Notes
+    -----
+    Differences from PyTorch: only (N, C) input with class-index targets (no (N, C, d1, ...)
+    input, no class-probability targets); the options after ``weight`` are keyword-only
+    (PyTorch's next positional argument is its deprecated ``size_average``).
     """
     check_reduction(reduction, "cross_entropy")
     if type(ignore_index) is not int:  # the checks' common cases, inline: this runs every step
@@ -269,9 +300,33 @@ def nll_loss(
 ) -> Tensor:
     """Negative log-likelihood of (N, C) log-probabilities at (N,) integer class indices.
 
-    ``weight`` (C,) scales each row by its target's weight, and the mean divides by the sum of the
-    counted rows' weights. Rows whose target is ``ignore_index`` give 0 and do not count in the
-    mean (a mean over no rows is NaN, as in PyTorch). Options after ``weight`` are keyword-only.
+    ``nll_loss(log_softmax(x, 1), t)`` is ``cross_entropy(x, t)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities of shape (N, C), floating point.
+    target : Tensor or array
+        Class indices of shape (N,), an integer dtype; each in ``0 .. C-1`` or equal to
+        ``ignore_index``.
+    weight : Tensor, optional
+        Class weights of shape (C,) and the input's dtype: each row is scaled by its target's
+        weight, and the mean divides by the sum of the counted rows' weights. It takes no gradient.
+    ignore_index : int, default -100
+        Rows whose target equals it give 0 and do not count in the mean (a mean over no rows is
+        NaN, as in PyTorch).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'none'`` gives the (N,) per-row losses.
+
+    Returns
+    -------
+    Tensor
+        0-d, or (N,) with ``reduction='none'``.
+
+    Notes
+    -----
+    Only (N, C) input; the options after ``weight`` are keyword-only (PyTorch's next positional
+    argument is its deprecated ``size_average``).
     """
     check_reduction(reduction, "nll_loss")
     check_ignore_index(ignore_index, "nll_loss")

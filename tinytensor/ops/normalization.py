@@ -56,13 +56,38 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalize each channel (axis 1) of an (N, C, *) input, then scale by ``weight`` and shift by ``bias``.
+    """Normalize each channel (axis 1) of an (N, C, ...) input, then scale by ``weight`` and shift by ``bias``.
 
-    ``training=True`` normalizes with the batch's mean and biased variance over every axis but 1,
-    and, where given, updates ``running_mean``/``running_var`` in place with
-    ``(1 - momentum) * running + momentum * batch`` (the unbiased variance, as PyTorch).
-    ``training=False`` normalizes with ``running_mean`` and ``running_var``, which must be given.
-    Every per-channel tensor must have the input's dtype (as PyTorch on the CPU).
+    Parameters
+    ----------
+    input : Tensor
+        Floating point, of shape (N, C) or (N, C, d1, ...).
+    running_mean, running_var : Tensor or None
+        Per-channel statistics of shape (C,). With ``training=True`` each one given is updated in
+        place to ``(1 - momentum) * running + momentum * batch`` (the batch's unbiased variance,
+        as PyTorch); with ``training=False`` both are required and used to normalize.
+    weight, bias : Tensor, optional
+        Per-channel scale and shift, of shape (C,).
+    training : bool, default False
+        Normalize with the batch's mean and biased variance over every axis but 1 (True), or with
+        the running statistics (False).
+    momentum : float, default 0.1
+        The weight of the batch's statistics in the running ones.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    ValueError
+        ``training=True`` with one value per channel, or ``training=False`` without running
+        statistics.
+    TypeError
+        A per-channel tensor whose dtype is not the input's (as PyTorch on the CPU).
     """
     x = input._data
     if x.ndim < 2:

@@ -123,14 +123,34 @@ def _reduce(backend: Backend, elems: Array, reduction: str) -> Array:
 
 
 def mse_loss(input: Tensor, target: Target, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Squared error ``(input - target) ** 2``, reduced; gradients flow to a target that requires them."""
+    """Squared error ``(input - target) ** 2``, reduced.
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating point.
+    target : Tensor, array or nested lists
+        Of the input's shape (PyTorch broadcasts them, with a warning; here different shapes are a
+        ShapeError). An integer or bool target is taken as the input's dtype; two floating-point
+        dtypes promote. Gradients flow to a target that requires them.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'none'`` gives the elementwise losses, of the input's shape.
+
+    Returns
+    -------
+    Tensor
+        0-d, or of the input's shape with ``reduction='none'``.
+    """
     check_reduction(reduction, "mse_loss")
     diff = input - _target_tensor("mse_loss", input, target)
     return _reduce_elements(diff * diff, reduction)
 
 
 def l1_loss(input: Tensor, target: Target, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Absolute error ``|input - target|``, reduced; the gradient where they are equal is 0 (as PyTorch)."""
+    """Absolute error ``|input - target|``, reduced; the gradient where they are equal is 0 (as PyTorch).
+
+    The arguments are ``mse_loss``'s, except that a bool target is refused (as in PyTorch).
+    """
     check_reduction(reduction, "l1_loss")
     return _reduce_elements(elementwise.abs(input - _target_tensor("l1_loss", input, target)), reduction)
 

@@ -74,7 +74,23 @@ def _zero_dim(a: Tensor) -> ValuesIndices:
 def sort(a: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> ValuesIndices:
     """``(values, indices)``: the input sorted along ``dim``, and where each value came from.
 
-    Ascending unless ``descending``; always stable (ties keep their order), whatever ``stable`` says."""
+    Parameters
+    ----------
+    dim : int, default -1
+        The axis to sort along.
+    descending : bool, default False
+        Largest first.
+    stable : bool, default False
+        Accepted for PyTorch's signature: the sort is always stable (equal values keep their
+        order).
+
+    Returns
+    -------
+    ValuesIndices
+        A named tuple ``(values, indices)``: the sorted tensor, and the int64 positions along
+        ``dim`` its values came from. NaN sorts as the largest value, as in PyTorch. The gradient
+        flows back to the elements each value came from.
+    """
     _check_flags("sort", descending=descending, stable=stable)
     x = a._data
     axis = dim_index("sort", dim, x.ndim)
@@ -103,8 +119,24 @@ def topk(
 ) -> ValuesIndices:
     """``(values, indices)`` of the ``k`` largest (or, ``largest=False``, smallest) elements along ``dim``.
 
-    The values always come sorted (PyTorch leaves their order unspecified when ``sorted=False``);
-    among equal values the first ones are taken."""
+    Parameters
+    ----------
+    k : int
+        How many, from 0 to the length of ``dim``.
+    dim : int, default -1
+        The axis to take them along.
+    largest : bool, default True
+        The largest (True) or the smallest (False).
+    sorted : bool, default True
+        Accepted for PyTorch's signature: the values always come sorted (PyTorch leaves their
+        order unspecified when ``sorted=False``).
+
+    Returns
+    -------
+    ValuesIndices
+        A named tuple ``(values, indices)``, of the input's shape with ``k`` along ``dim``; among
+        equal values the first ones are taken. The gradient flows back to the elements taken.
+    """
     _check_flags("topk", largest=largest, sorted=sorted)
     x = a._data
     axis = dim_index("topk", dim, x.ndim)

@@ -39,8 +39,20 @@ def _axis(fn: str, a: Tensor, dim: int) -> int:
 def chunk(a: Tensor, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
     """The input cut along ``dim`` into at most ``chunks`` views of equal length.
 
-    The last may be shorter, and fewer come back when the length does not need them all, as in
-    PyTorch."""
+    Parameters
+    ----------
+    chunks : int
+        How many pieces at most (>= 1). Each has ``ceil(length / chunks)`` elements along
+        ``dim``, the last one fewer; fewer pieces come back when the length does not need them
+        all, as in PyTorch.
+    dim : int, default 0
+        The axis to cut.
+
+    Returns
+    -------
+    tuple of Tensor
+        Views of the input (changes to one show in it), each with its gradient.
+    """
     n_chunks = int_at_least("chunk", "chunks", chunks, 1)
     axis = _axis("chunk", a, dim)
     n = a.shape[axis]
@@ -76,8 +88,21 @@ def _split_sizes(fn: str, n: int, split_size_or_sections: object) -> list[int]:
 def split(tensor: Tensor | Array, split_size_or_sections: int | Sequence[int], dim: int = 0) -> tuple[Tensor, ...]:
     """``tensor`` cut along ``dim`` into views of ``split_size_or_sections`` elements (or a list of lengths).
 
-    With an int, the last piece may be shorter; a list of lengths must add up to the dimension's
-    length."""
+    Parameters
+    ----------
+    tensor : Tensor
+        The tensor to cut (an array or Python data is converted).
+    split_size_or_sections : int or sequence of ints
+        The length of each piece (the last may be shorter), or the lengths of all pieces, which
+        must add up to the length of ``dim``.
+    dim : int, default 0
+        The axis to cut.
+
+    Returns
+    -------
+    tuple of Tensor
+        Views of the input, each with its gradient.
+    """
     a = tensor_arg(tensor, "split", "tensor")
     axis = _axis("split", a, dim)
     return _pieces(a, axis, _split_sizes("split", a.shape[axis], split_size_or_sections))
