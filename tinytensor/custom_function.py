@@ -290,7 +290,7 @@ def _outputs(cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], outpu
                 "call apply under tinytensor.no_grad()"
             )
     results = []
-    node = None
+    node: tuple[Any, ...] | Tensor | None = None
     for k, o in enumerate(outs):
         if not isinstance(o, Tensor):
             results.append(o)
@@ -299,7 +299,8 @@ def _outputs(cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], outpu
         if record and not _among(o, non_differentiable) and backend_of(o._data).is_float(o._data):
             if node is None:
                 node = _node(cls, ctx, args, inputs, dirty, outs)
-            node_ctx = node if len(outs) == 1 else (output_backward, (node,), cls._node_class, k, len(outs))
+            # one output: the node's _ctx itself; several: output k of the hidden tensor they share
+            node_ctx = node if isinstance(node, tuple) else (output_backward, (node,), cls._node_class, k, len(outs))
             if is_dirty:  # the input itself becomes the output, now a graph node
                 o._ctx, o.requires_grad, o._stamp = node_ctx, True, CLOCK[0]
                 results.append(o)

@@ -154,7 +154,7 @@ def norm(
         target = resolve(dtype, "norm()")
         if not is_float(target):
             raise TypeError(f"norm(): dtype must be a floating-point dtype, got {target}")
-        a = a.to(target)
+        a = a.to(dtype=dtype)  # to() resolves it as above
     if not is_float(a.dtype):
         raise TypeError(f"norm(): needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
     order = _order("fro" if p is None else p, dim)

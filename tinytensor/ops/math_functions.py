@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import SupportsIndex
 
 import numpy as np
 
@@ -118,7 +119,7 @@ def ceil(a: Tensor) -> Tensor:
 def round(  # noqa: A001 - PyTorch's name
     a: Tensor,
     *,
-    decimals: object = 0,  # an int, checked below (mypy does not know int is a numbers.Integral)
+    decimals: SupportsIndex = 0,  # an int (checked below: numbers.Integral, not bool)
 ) -> Tensor:
     """Each element rounded to ``decimals`` decimal places, halves to even (as PyTorch). Zero gradient."""
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):

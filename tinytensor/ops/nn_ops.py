@@ -376,7 +376,7 @@ def _linear_backward(
     pre: Array,
     out2: Array,
     activation: str | None,
-    how: object,  # the backend's note on which path made pre and out2, for linear_grad
+    how: str | None,  # the backend's note on which path made pre and out2, for linear_grad
     need_x: bool,
     need_w: bool,
     need_b: bool,

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..array_types import Array, DType
@@ -14,7 +16,7 @@ from ..tensor import Tensor
 from .arith import combine_error
 
 # PyTorch's legacy type names, which Tensor.type() returns and accepts
-_TYPE_NAMES = {
+_TYPE_NAMES: dict[np.dtype[Any], str] = {
     np.dtype(np.float16): "HalfTensor",
     np.dtype(np.float32): "FloatTensor",
     np.dtype(np.float64): "DoubleTensor",
@@ -119,4 +121,5 @@ def tensor_type(a: Tensor, dtype: str | DType | None = None, non_blocking: bool 
                 "move tensors between devices with .to())"
             )
         dtype = _DTYPE_OF_NAME[name]
-    return a.to(resolve(dtype, "type()"))
+    resolve(dtype, "type()")  # a dtype that is not one is reported as type()'s error
+    return a.to(dtype=dtype)

@@ -9,6 +9,7 @@ elements each value came from.
 from __future__ import annotations
 
 import numbers
+from typing import SupportsIndex
 
 import numpy as np
 
@@ -112,7 +113,7 @@ def argsort(a: Tensor, dim: int = -1, descending: bool = False, *, stable: bool 
 
 def topk(
     a: Tensor,
-    k: object,  # an int, checked below (mypy does not know int is a numbers.Integral)
+    k: SupportsIndex,  # an int (checked below: numbers.Integral, not bool)
     dim: int = -1,
     largest: bool = True,
     sorted: bool = True,  # noqa: A002 - PyTorch's argument name
