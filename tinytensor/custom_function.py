@@ -30,23 +30,31 @@ the node and is what ``grad_fn`` returns. Saved tensors record their version cel
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 import numpy as np
 
 from . import autograd
+from .array_types import Array, DType
 from .autograd import CLOCK, FREED_MESSAGE, FREED_TAG, GRAD_ENABLED, Node, OutputGrads, output_backward, share_version
 from .devices import backend_for, backend_of, device_of
 from .tensor import Tensor, wrap
 
 __all__ = ["Function", "FunctionCtx"]
 
+# What apply records of each forward argument: None for a non-tensor, else (requires_grad, shape,
+# dtype, device); of each output when there are several: None, or (shape, dtype, parsed device).
+_InputMeta = tuple[bool, tuple[int, ...], DType, str]
+_OutputMeta = tuple[tuple[int, ...], DType, tuple[str, object]]
 
-def _version(t) -> int:
-    cell = getattr(t, "_version", None)
+
+def _version(t: Tensor | None) -> int:
+    cell: list[int] | None = getattr(t, "_version", None)
     return 0 if cell is None else cell[0]
 
 
-def _among(t, tensors) -> bool:
+def _among(t: object, tensors: Iterable[object]) -> bool:
     return any(t is other for other in tensors)  # identity: == is elementwise
 
 
@@ -56,17 +64,17 @@ class FunctionCtx:
     and any attribute ``forward`` sets on it."""
 
     def __init__(self, node_name: str) -> None:
-        self.needs_input_grad: tuple = ()
+        self.needs_input_grad: tuple[bool, ...] = ()
         self.materialize_grads = True
         self._node_name = node_name
-        self._saved: list = []  # (tensor or None, its version when saved)
+        self._saved: list[tuple[Tensor | None, int]] = []  # (tensor or None, its version when saved)
         self._released = False
-        self._non_differentiable: list = []
-        self._dirty: list = []
-        self._inputs: list = []  # per argument: None, or (requires_grad, shape, dtype, device)
-        self._outputs: list | None = None  # with several outputs: per output None or (shape, dtype, device)
+        self._non_differentiable: list[Tensor] = []
+        self._dirty: list[Tensor] = []
+        self._inputs: list[_InputMeta | None] = []  # per argument of forward
+        self._outputs: list[_OutputMeta | None] | None = None  # per output, when there are several
 
-    def save_for_backward(self, *tensors) -> None:
+    def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep ``tensors`` (Tensors or None) for ``backward``: ``saved_tensors`` gives them back."""
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
@@ -74,7 +82,7 @@ class FunctionCtx:
         self._saved = [(t, _version(t)) for t in tensors]
 
     @property
-    def saved_tensors(self) -> tuple:
+    def saved_tensors(self) -> tuple[Tensor | None, ...]:
         """The tensors ``save_for_backward`` kept; raises if one was changed in place since, or if a
         backward pass without ``retain_graph=True`` already freed them."""
         if self._released:
@@ -89,11 +97,11 @@ class FunctionCtx:
                 )
         return tuple(t for t, _ in self._saved)
 
-    def mark_non_differentiable(self, *tensors) -> None:
+    def mark_non_differentiable(self, *tensors: Tensor) -> None:
         """Outputs among ``tensors`` do not require grad; backward gets zeros (or None) for them."""
         self._non_differentiable.extend(_tensors("mark_non_differentiable", tensors))
 
-    def mark_dirty(self, *tensors) -> None:
+    def mark_dirty(self, *tensors: Tensor) -> None:
         """``forward`` changed these inputs in place and returns them: the output is the input
         itself. Refused for an input that requires grad while grad mode is on (PyTorch rewrites a
         non-leaf's history; here, as for the built-in in-place ops, the change is an error)."""
@@ -110,7 +118,7 @@ class FunctionCtx:
         self._released = True
 
 
-def _tensors(fn: str, tensors) -> tuple:
+def _tensors(fn: str, tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"{fn}(): argument {i} must be a Tensor, got {type(t).__name__}")
@@ -124,7 +132,7 @@ class FunctionNode(Node):
     __slots__ = ()
     _function: type[Function]
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # what the user's forward set on ctx
         if name == "_tensor" or name.startswith("__"):
             raise AttributeError(name)
         ctx = self._tensor._ctx
@@ -133,7 +141,7 @@ class FunctionNode(Node):
         return getattr(ctx[3], name)
 
 
-def _make_node_class(cls) -> type[FunctionNode]:
+def _make_node_class(cls: type[Function]) -> type[FunctionNode]:
     name = f"{cls.__name__}Backward"
     return type(
         name, (FunctionNode,), {"__slots__": (), "__qualname__": name, "__module__": cls.__module__, "_function": cls}
@@ -141,45 +149,70 @@ def _make_node_class(cls) -> type[FunctionNode]:
 
 
 class Function:
-    """Base class of user-defined ops, as ``torch.autograd.Function``: subclass it with static
-    ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or ``forward(*args)`` plus
-    ``setup_context(ctx, inputs, output)``), and call ``apply(*args)``.
+    """Base class of user-defined ops with their own gradient, as ``torch.autograd.Function``.
 
-    ``backward`` gets one Tensor per output (zeros for outputs that got no gradient, None for
-    non-tensor outputs) and returns one Tensor or None per argument of ``forward``; a gradient
-    whose shape broadcasts to its input's is summed down, as in PyTorch. Keyword arguments of
-    ``apply`` are bound to ``forward``'s parameters by name and count as positional inputs.
-    Differences: legacy Functions (non-static ``forward``, called on an instance) are refused;
-    ``backward`` runs without recording, so there are no double-backward graphs; ``mark_dirty`` on
-    an input that requires grad is refused (see ``FunctionCtx.mark_dirty``).
+    Subclass it with a static ``forward(ctx, *args)`` and ``backward(ctx, *grad_outputs)`` (or
+    ``forward(*args)`` plus ``setup_context(ctx, inputs, output)``), and call ``apply(*args)`` on
+    the subclass itself (not on an instance).
+
+    ``backward`` gets one Tensor per output of ``forward`` (zeros for outputs that got no
+    gradient, None for non-tensor outputs) and returns one Tensor or None per argument of
+    ``forward``; a gradient whose shape broadcasts to its input's is summed down, as in PyTorch.
+    Keyword arguments of ``apply`` are bound to ``forward``'s parameters by name and count as
+    positional inputs.
+
+    Differences from PyTorch: legacy Functions (non-static ``forward``, called on an instance) are
+    refused; ``backward`` runs without recording, so there are no double-backward graphs;
+    ``mark_dirty`` on an input that requires grad is refused (see ``FunctionCtx.mark_dirty``).
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> class Exp(tt.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         y = x.exp()
+    ...         ctx.save_for_backward(y)
+    ...         return y
+    ...
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         (y,) = ctx.saved_tensors
+    ...         return grad * y
+    >>> x = tt.tensor([0.0, 1.0], requires_grad=True)
+    >>> Exp.apply(x).sum().backward()
+    >>> x.grad
+    Tensor([1.      , 2.718282])
     """
 
     _legacy = False
     _setup_context = False
     _node_class: type[FunctionNode]
 
-    def __init_subclass__(cls, **kwargs) -> None:
+    def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         cls._legacy = not isinstance(inspect.getattr_static(cls, "forward"), staticmethod)
         cls._setup_context = inspect.getattr_static(cls, "setup_context") is not _BASE_SETUP_CONTEXT
         cls._node_class = _make_node_class(cls)
 
+    # Any: a subclass overrides these with its own arguments and results (the user's objects);
+    # ``ctx`` is the FunctionCtx, or forward's first input when ``setup_context`` is overridden.
     @staticmethod
-    def forward(ctx, *args, **kwargs):
+    def forward(ctx: Any, *args: Any, **kwargs: Any) -> Any:
         """The op's result from its inputs (runs under no_grad); override it."""
         raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
 
     @staticmethod
-    def setup_context(ctx, inputs: tuple, output) -> None:
+    def setup_context(ctx: Any, inputs: tuple[Any, ...], output: Any) -> None:
         """Override it (and write ``forward(*args)`` without ctx) to fill ctx from the inputs and output."""
         raise NotImplementedError("setup_context is not overridden")
 
     @staticmethod
-    def backward(ctx, *grad_outputs):
+    def backward(ctx: Any, *grad_outputs: Any) -> Any:
         """The gradients of the inputs from those of the outputs; override it."""
         raise NotImplementedError("You must implement the backward function for custom autograd.Function.")
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: object, **kwargs: object) -> NoReturn:
         name = type(self).__name__
         raise RuntimeError(
             f"{name}(...)(...): legacy autograd functions (instances with a non-static forward) are not "
@@ -187,7 +220,7 @@ class Function:
         )
 
     @classmethod
-    def apply(cls, *args, **kwargs):
+    def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run ``forward`` on ``args`` and record the call so ``backward`` runs in the backward pass;
         returns ``forward``'s result, its tensors requiring grad where an input does."""
         if cls._legacy:
@@ -218,7 +251,7 @@ _BASE_SETUP_CONTEXT = inspect.getattr_static(Function, "setup_context")
 Function._node_class = _make_node_class(Function)
 
 
-def _bind(cls, args: tuple, kwargs: dict) -> tuple:
+def _bind(cls: type[Function], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
     """``apply``'s arguments as ``forward``'s positional inputs (with defaults for setup_context
     style, as PyTorch)."""
     signature = inspect.signature(cls.forward)
@@ -237,7 +270,7 @@ def _bind(cls, args: tuple, kwargs: dict) -> tuple:
     return bound.args[1:]
 
 
-def _outputs(cls, ctx: FunctionCtx, args: tuple, output, record: bool):
+def _outputs(cls: type[Function], ctx: FunctionCtx, args: tuple[Any, ...], output: Any, record: bool) -> Any:
     """``forward``'s result as ``apply`` returns it, its differentiable tensors made graph nodes."""
     several = isinstance(output, tuple)
     outs = output if several else (output,)
@@ -257,7 +290,7 @@ def _outputs(cls, ctx: FunctionCtx, args: tuple, output, record: bool):
                 "call apply under tinytensor.no_grad()"
             )
     results = []
-    node = None
+    node: tuple[Any, ...] | Tensor | None = None
     for k, o in enumerate(outs):
         if not isinstance(o, Tensor):
             results.append(o)
@@ -266,7 +299,8 @@ def _outputs(cls, ctx: FunctionCtx, args: tuple, output, record: bool):
         if record and not _among(o, non_differentiable) and backend_of(o._data).is_float(o._data):
             if node is None:
                 node = _node(cls, ctx, args, inputs, dirty, outs)
-            node_ctx = node if len(outs) == 1 else (output_backward, (node,), cls._node_class, k, len(outs))
+            # one output: the node's _ctx itself; several: output k of the hidden tensor they share
+            node_ctx = node if isinstance(node, tuple) else (output_backward, (node,), cls._node_class, k, len(outs))
             if is_dirty:  # the input itself becomes the output, now a graph node
                 o._ctx, o.requires_grad, o._stamp = node_ctx, True, CLOCK[0]
                 results.append(o)
@@ -282,7 +316,14 @@ def _outputs(cls, ctx: FunctionCtx, args: tuple, output, record: bool):
     return tuple(results) if several else results[0]
 
 
-def _node(cls, ctx: FunctionCtx, args: tuple, inputs: list, dirty: list, outs: tuple):
+def _node(
+    cls: type[Function],
+    ctx: FunctionCtx,
+    args: tuple[Any, ...],
+    inputs: list[Tensor],
+    dirty: list[Tensor],
+    outs: tuple[Any, ...],
+) -> tuple[Any, ...] | Tensor:
     """The call's graph node: its ``_ctx`` for one output, else the hidden tensor all outputs share."""
     ctx._inputs = [
         (a.requires_grad, tuple(a._data.shape), a._data.dtype, backend_of(a._data).device(a._data))
@@ -308,7 +349,7 @@ def _stand_in(t: Tensor) -> Tensor:
     return out
 
 
-def _function_backward(g, node_class, ctx: FunctionCtx):
+def _function_backward(g: Array | OutputGrads, node_class: type[FunctionNode], ctx: FunctionCtx) -> list[Array | None]:
     """The engine's backward of a Function node: the user's ``backward`` on Tensors, its result
     checked and fitted to the inputs."""
     grads = g.grads if type(g) is OutputGrads else [g]
@@ -329,7 +370,7 @@ def _function_backward(g, node_class, ctx: FunctionCtx):
 autograd.saves_nothing(_function_backward)
 
 
-def _checked_gradients(name: str, inputs: list, result) -> list:
+def _checked_gradients(name: str, inputs: list[_InputMeta | None], result: object) -> list[Array | None]:
     """One gradient array (or None) per tensor input, from what ``backward`` returned."""
     if not isinstance(result, tuple):
         result = (result,)
@@ -359,7 +400,7 @@ def _checked_gradients(name: str, inputs: list, result) -> list:
     return grads
 
 
-def _fitted(name: str, i: int, array, shape: tuple, dtype, device: str):
+def _fitted(name: str, i: int, array: Array, shape: tuple[int, ...], dtype: DType, device: str) -> Array:
     """``array`` as the gradient of an input of ``shape``, ``dtype`` on ``device``: a broadcast
     shape is summed down and the dtype cast, as PyTorch does; another device or shape is an error."""
     backend = backend_of(array)

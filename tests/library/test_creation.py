@@ -102,6 +102,32 @@ def test_randint_takes_pytorchs_forms():
     assert low.dtype == np.int32 and set(low.tolist()) == {-3, -2}
 
 
+# ---------------------------------------------------------------------------- PyTorch's keyword names
+# (name, a call with PyTorch's keyword names that works in both libraries)
+KEYWORD_CALLS = [
+    ("tensor", lambda lib, x: lib.tensor(data=[1.5, 2.0], requires_grad=False)),
+    ("full", lambda lib, x: lib.full(size=(2, 3), fill_value=7)),
+    ("arange", lambda lib, x: lib.arange(start=1, end=7, step=2)),
+    ("linspace", lambda lib, x: lib.linspace(start=0.0, end=1.0, steps=5)),
+    ("eye", lambda lib, x: lib.eye(n=2, m=3)),
+    ("zeros_like", lambda lib, x: lib.zeros_like(input=x)),
+    ("ones_like", lambda lib, x: lib.ones_like(input=x)),
+    ("full_like", lambda lib, x: lib.full_like(input=x, fill_value=3.0)),
+    ("randint", lambda lib, x: lib.randint(low=4, high=5, size=(3,))),
+    ("randperm", lambda lib, x: lib.randperm(n=1)),
+    ("from_dlpack", lambda lib, x: lib.from_dlpack(ext_tensor=np.arange(3))),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), KEYWORD_CALLS, ids=[name for name, _ in KEYWORD_CALLS])
+def test_creation_functions_take_pytorchs_keyword_names(torch, name, call):
+    ours = call(tt, tt.tensor([[1.0, 2.0]]))
+    theirs = call(torch, torch.tensor([[1.0, 2.0]]))
+    assert ours.shape == tuple(theirs.shape)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
 # ---------------------------------------------------------------------------- generator=
 def _generator(device, seed):
     """A generator for results on ``device``: PyTorch wants its device type to match."""

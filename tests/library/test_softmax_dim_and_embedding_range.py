@@ -1,5 +1,6 @@
 """softmax's axis argument as PyTorch takes it (F.softmax's implicit axis with its warning; the
-method and tt.softmax need dim), and embedding's out-of-range indices (-1 included) as errors."""
+method and tt.softmax need dim), embedding's out-of-range indices (-1 included) as errors, and
+PyTorch's keyword names for F.embedding and F.linear."""
 
 import warnings
 
@@ -89,3 +90,14 @@ def test_embedding_in_range_and_empty_indices(device):
     out = F.embedding(tt.tensor([3, 0, 3], device=device), weight)
     np.testing.assert_array_equal(out.numpy(), weight.numpy()[[3, 0, 3]])
     assert F.embedding(tt.zeros(0, dtype="int64", device=device), weight).shape == (0, 2)
+
+
+def test_embedding_and_linear_take_pytorchs_keyword_names(torch):
+    weight = np.arange(8.0).reshape(4, 2)
+    rows = F.embedding(input=tt.tensor([3, 0]), weight=tt.Tensor(weight))
+    ref = torch.nn.functional.embedding(input=torch.tensor([3, 0]), weight=torch.tensor(weight))
+    np.testing.assert_array_equal(rows.numpy(), ref.numpy())
+    x, bias = np.ones((3, 2)), np.array([0.5, -1.0, 2.0, 0.0])
+    out = F.linear(input=tt.Tensor(x), weight=tt.Tensor(weight), bias=tt.Tensor(bias))
+    ref = torch.nn.functional.linear(input=torch.tensor(x), weight=torch.tensor(weight), bias=torch.tensor(bias))
+    np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)

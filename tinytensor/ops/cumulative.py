@@ -4,23 +4,37 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..array_types import Array, DType, Namespace
 from ..autograd import GRAD_ENABLED, saves_nothing
+from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import checked_cast, numpy_dtype, resolve
 from ..tensor import Tensor, wrap
 from .indexing import dim_index
 
 
-def _cumulative_sum(xp, x, axis: int):
+def _cumulative_sum(xp: Namespace, x: Array, axis: int) -> Array:
     # the array API's name; CuPy (and numpy before 2.1) spell it cumsum
     fn = getattr(xp, "cumulative_sum", None) or xp.cumsum
     return fn(x, axis=axis)
 
 
-def cumsum(a, dim, *, dtype=None) -> Tensor:
-    """The running sum along ``dim``; integer and bool tensors sum in int64 (PyTorch's rule).
+def cumsum(a: Tensor, dim: int, *, dtype: str | DType | None = None) -> Tensor:
+    """The running sum along ``dim``: element ``i`` is the sum of elements ``0 .. i``.
 
-    ``dtype`` casts the input first. The gradient is the reversed running sum."""
+    Parameters
+    ----------
+    dim : int
+        The axis to sum along (negative counts from the end).
+    dtype : str or numpy dtype, optional
+        Cast the input to it first. By default integer and bool tensors sum in int64 (PyTorch's
+        rule) and floating-point ones in their own dtype.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape. The gradient is the reversed running sum of the incoming one.
+    """
     x = a._data
     backend = backend_of(x)
     xp = backend.xp
@@ -36,7 +50,7 @@ def cumsum(a, dim, *, dtype=None) -> Tensor:
 
 
 @saves_nothing
-def _cumsum_backward(g, backend, axis, dtype):
+def _cumsum_backward(g: Array, backend: Backend, axis: int, dtype: DType) -> tuple[Array]:
     xp = backend.xp
     if g.ndim:
         g = xp.flip(_cumulative_sum(xp, xp.flip(g, axis=axis), axis), axis=axis)

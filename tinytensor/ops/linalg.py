@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from ..array_types import Array, DType, Namespace
+from ..backend import Backend
 from ..dtypes import is_float, resolve
 from ..errors import ShapeError
 from ..tensor import Tensor
 from .arith import matmul, operand
 from .reduce import _reduce, normalize_axes
 
+# A p-norm in ``reduce._reduce``'s form: the forward ``(xp, x, axes)`` with the axes kept, and the
+# gradient ``(backend, g, x, out, axes)`` (None: no gradient).
+_Forward = Callable[[Namespace, Array, tuple[int, ...]], Array]
+_Gradient = Callable[[Backend, Array, Array, Array, tuple[int, ...]], Array | None]
 
-def mm(a, mat2) -> Tensor:
-    """The product of two matrices (2-D tensors only, as PyTorch's ``mm``; ``matmul`` takes any rank)."""
+
+def mm(a: Tensor, mat2: Tensor) -> Tensor:
+    """The matrix product of two 2-D tensors, ``(n, m) @ (m, p) -> (n, p)``.
+
+    As PyTorch's ``mm``: both must be matrices (``matmul`` takes any rank and broadcasts) of one
+    dtype, on one device. Raises ShapeError when a rank or the inner sizes do not fit."""
     b = operand(mat2, a, "mm", "mat2")
     if not isinstance(b, Tensor):
         raise TypeError(f"mm(): argument 'mat2' must be a Tensor, got {type(mat2).__name__}")
@@ -30,7 +41,7 @@ def mm(a, mat2) -> Tensor:
     return matmul(a, b)
 
 
-def _order(p, dim):
+def _order(p: object, dim: int | Sequence[int] | None) -> float:
     """``p`` as a float order; 'fro' is 2 over at most two axes, as in PyTorch."""
     if isinstance(p, str):
         if p == "fro":
@@ -48,16 +59,16 @@ def _order(p, dim):
     return p
 
 
-def _safe_div(xp, num, den):
+def _safe_div(xp: Namespace, num: Array, den: Array) -> Array:
     """``num / den``, and 0 where ``den`` is 0 (the subgradient PyTorch takes at 0)."""
     zero = den == 0
     return xp.where(zero, 0, num / xp.where(zero, 1, den))
 
 
-def _norm_rules(p: float):
+def _norm_rules(p: float) -> tuple[_Forward, _Gradient]:
     """(forward, gradient) in ``reduce._reduce``'s form for the p-norm over the reduced axes."""
 
-    def check_empty(x, axes):
+    def check_empty(x: Array, axes: tuple[int, ...]) -> None:
         if any(x.shape[ax] == 0 for ax in axes):
             raise ShapeError(f"norm(): the {p} norm of an empty tensor of shape {tuple(x.shape)} is undefined")
 
@@ -74,11 +85,11 @@ def _norm_rules(p: float):
     if math.isinf(p):
         pick = "max" if p > 0 else "min"
 
-        def extremum(xp, x, axes):
+        def extremum(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
             check_empty(x, axes)
             return getattr(xp, pick)(xp.abs(x), axis=axes, keepdims=True)
 
-        def extremum_grad(bk, g, x, out, axes):
+        def extremum_grad(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
             # ties share the gradient evenly, as in PyTorch
             xp = bk.xp
             hit = xp.astype(xp.abs(x) == out, g.dtype)
@@ -92,10 +103,10 @@ def _norm_rules(p: float):
             lambda bk, g, x, out, axes: None,
         )
 
-    def general(xp, x, axes):
+    def general(xp: Namespace, x: Array, axes: tuple[int, ...]) -> Array:
         return xp.sum(xp.abs(x) ** p, axis=axes, keepdims=True) ** (1.0 / p)
 
-    def general_grad(bk, g, x, out, axes):
+    def general_grad(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...]) -> Array:
         # d/dx = sign(x) |x|^(p-1) / out^(p-1), taken as 0 where x or out is 0
         xp = bk.xp
         magnitude = xp.abs(x)
@@ -106,19 +117,44 @@ def _norm_rules(p: float):
     return general, general_grad
 
 
-def norm(a, p="fro", dim=None, keepdim=False, dtype=None) -> Tensor:
-    """The vector ``p``-norm over ``dim`` (all axes by default): ``p`` is 'fro' (2), >= 0, inf or -inf.
+def norm(
+    a: Tensor,
+    p: str | float | None = "fro",
+    dim: int | Sequence[int] | None = None,
+    keepdim: bool = False,
+    dtype: str | DType | None = None,
+) -> Tensor:
+    """The vector ``p``-norm over ``dim`` (all axes by default).
 
-    ``p=0`` counts the nonzero elements, ``inf`` takes the largest magnitude, ``-inf`` the
-    smallest. ``dtype`` casts first (differentiably). Floating-point tensors only. Matrix norms (``'nuc'``,
-    or a numeric ``p`` taken as a matrix norm) are not supported: ``p`` always means a vector norm,
-    as in ``torch.linalg.vector_norm``. The gradient at a zero norm is 0, as in PyTorch.
+    Parameters
+    ----------
+    p : {'fro', float, inf, -inf}, default 'fro'
+        ``'fro'`` (or None) is the 2-norm; a number >= 0 is ``sum(|x| ** p) ** (1 / p)``;
+        ``p=0`` counts the nonzero elements, ``inf`` takes the largest magnitude and ``-inf`` the
+        smallest.
+    dim : int or sequence of ints, optional
+        The axes to reduce (default: all; ``'fro'`` takes at most two).
+    keepdim : bool, default False
+        Keep the reduced axes with length 1.
+    dtype : str or numpy dtype, optional
+        A floating-point dtype to cast the input to first (differentiably).
+
+    Returns
+    -------
+    Tensor
+        The norms. The gradient at a zero norm is 0, as in PyTorch.
+
+    Notes
+    -----
+    Floating-point tensors only. Unlike ``torch.norm``, ``p`` always means a vector norm, as in
+    ``torch.linalg.vector_norm``: matrix norms (``'nuc'``, or a numeric ``p`` over two axes taken
+    as a matrix norm) are not supported.
     """
     if dtype is not None:
         target = resolve(dtype, "norm()")
         if not is_float(target):
             raise TypeError(f"norm(): dtype must be a floating-point dtype, got {target}")
-        a = a.to(target)
+        a = a.to(dtype=dtype)  # to() resolves it as above
     if not is_float(a.dtype):
         raise TypeError(f"norm(): needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
     order = _order("fro" if p is None else p, dim)

@@ -12,7 +12,9 @@ import numbers
 
 import numpy as np
 
+from ..array_types import Array, Namespace
 from ..autograd import GRAD_ENABLED
+from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
@@ -23,7 +25,7 @@ from .reduce import logsumexp_array
 REDUCTIONS = ("mean", "sum", "none")
 
 
-def _reduce_rows(xp, rows, reduction):
+def _reduce_rows(xp: Namespace, rows: Array, reduction: str) -> Array:
     if reduction == "mean":  # over every element (rows may be N-d for the elementwise losses)
         count = 1
         for n in rows.shape:
@@ -34,25 +36,26 @@ def _reduce_rows(xp, rows, reduction):
     return rows
 
 
-def _row_grad_scale(xp, g, n, reduction):
+def _row_grad_scale(xp: Namespace, g: Array, n: int | Array, reduction: str) -> Array:
     """d loss / d row-loss as a column, for each reduction; ``n`` is the number of rows that count."""
     if reduction == "none":
         return xp.reshape(g, (-1, 1))
     return g / n if reduction == "mean" else g
 
 
-def check_reduction(reduction, op):
+def check_reduction(reduction: object, op: str) -> None:
+    """One of ``REDUCTIONS`` ('mean', 'sum', 'none'), else a ValueError naming ``op``."""
     if reduction not in REDUCTIONS:
         raise ValueError(f"{op}: unknown reduction {reduction!r}: expected one of {REDUCTIONS}")
 
 
-def check_ignore_index(ignore_index, op):
+def check_ignore_index(ignore_index: object, op: str) -> None:
     """Any int, as in PyTorch: a target equal to it is left out; it need not be a class."""
     if isinstance(ignore_index, bool) or not isinstance(ignore_index, numbers.Integral):
         raise TypeError(f"{op}: ignore_index must be an int, got {type(ignore_index).__name__}")
 
 
-def check_label_smoothing(label_smoothing, op):
+def check_label_smoothing(label_smoothing: object, op: str) -> None:
     """A number in [0, 1]: the weight moved from the target class to the uniform distribution."""
     if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, numbers.Real):
         raise TypeError(f"{op}: label_smoothing must be a number, got {type(label_smoothing).__name__}")
@@ -61,7 +64,7 @@ def check_label_smoothing(label_smoothing, op):
         raise ValueError(f"{op}: label_smoothing must be in [0, 1], got {label_smoothing}")
 
 
-def _labels(logits, target, op, ignore_index):
+def _labels(logits: Array, target: Tensor | Array, op: str, ignore_index: int) -> tuple[Array, bool]:
     """The integer class-index array for ``logits`` (N, C), checked for shape, dtype, device, range.
 
     Returns ``(labels, may_ignore)``: ``may_ignore`` is False only when no target can equal
@@ -101,7 +104,7 @@ def _labels(logits, target, op, ignore_index):
     return labels, ignored_found or 0 <= ignore_index < n_classes
 
 
-def _valid_rows(backend, labels, ignore_index, like):
+def _valid_rows(backend: Backend, labels: Array, ignore_index: int, like: Array) -> tuple[Array, Array, Array]:
     """(mask of rows whose target is not ignore_index, their labels with ignored ones set to 0, count).
 
     ``count`` is a 0-d array of ``like``'s dtype, NaN when every row is ignored, so that a mean
@@ -115,13 +118,13 @@ def _valid_rows(backend, labels, ignore_index, like):
     return valid, safe, count
 
 
-def _reduce_valid(xp, rows, count, reduction):
+def _reduce_valid(xp: Namespace, rows: Array, count: Array, reduction: str) -> Array:
     if reduction == "mean":
         return xp.sum(rows) / count
     return _reduce_rows(xp, rows, reduction)
 
 
-def constant_weight(op: str, weight, x):
+def constant_weight(op: str, weight: object, x: Array) -> Array:
     """The array of a loss's ``weight`` Tensor, on ``x``'s device. It takes no gradient: one that
     requires grad while gradients are recorded is an error, as in PyTorch."""
     if not isinstance(weight, Tensor):
@@ -137,7 +140,7 @@ def constant_weight(op: str, weight, x):
     return w
 
 
-def _class_weight(op: str, weight, x):
+def _class_weight(op: str, weight: object, x: Array) -> Array | None:
     """A class-weight argument (None, or a Tensor of shape (C,) with the logits' dtype, on their
     device) as its array. It takes no gradient: requiring one is an error, as in PyTorch."""
     if weight is None:
@@ -159,7 +162,7 @@ def _class_weight(op: str, weight, x):
     return w
 
 
-def _target_weights(backend, w, safe, valid, like):
+def _target_weights(backend: Backend, w: Array, safe: Array, valid: Array, like: Array) -> tuple[Array, Array]:
     """(each row's weight ``w[target]``, 0 where ignored; their sum as the mean's divisor, NaN when 0)."""
     xp = backend.xp
     rows_w = xp.where(valid, xp.take(w, safe), 0)
@@ -169,21 +172,52 @@ def _target_weights(backend, w, safe, valid, like):
 
 def cross_entropy(
     input: Tensor,  # noqa: A002 - PyTorch's argument names
-    target,
-    weight=None,
+    target: Tensor | Array,
+    weight: Tensor | None = None,
     *,
     ignore_index: int = -100,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
-    """Softmax cross-entropy of (N, C) logits against (N,) integer class indices (PyTorch's semantics).
+    """Softmax cross-entropy of (N, C) logits against (N,) integer class indices, as PyTorch's.
 
-    ``weight`` (C,) scales each row's loss by its target's weight, and the mean divides by the sum
-    of the counted rows' weights. Rows whose target is ``ignore_index`` give 0 and do not count in
-    the mean (a mean over no rows is NaN). ``label_smoothing`` mixes the target with the uniform
-    distribution over the C classes: each row's loss is ``(1 - s) * w[t] * nll + s / C * sum over
-    classes c of -w[c] * log p_c``. Options after ``weight`` are keyword-only (PyTorch's next
-    positional argument is its deprecated ``size_average``).
+    Parameters
+    ----------
+    input : Tensor
+        Unnormalized logits of shape (N, C), floating point.
+    target : Tensor or array
+        Class indices of shape (N,), an integer dtype, on the input's device; each in
+        ``0 .. C-1`` or equal to ``ignore_index``.
+    weight : Tensor, optional
+        Class weights of shape (C,) and the input's dtype: each row's loss is scaled by its
+        target's weight, and the mean divides by the sum of the counted rows' weights. It takes no
+        gradient (one that requires grad while gradients are recorded is an error, as in PyTorch).
+    ignore_index : int, default -100
+        Rows whose target equals it give 0 and do not count in the mean (a mean over no rows is
+        NaN, as in PyTorch).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'none'`` gives the (N,) per-row losses.
+    label_smoothing : float, default 0.0
+        ``s`` in [0, 1] mixes the target with the uniform distribution over the C classes: each
+        row's loss is ``(1 - s) * w[t] * nll + s / C * sum_c(-w[c] * log p_c)``.
+
+    Returns
+    -------
+    Tensor
+        0-d, or (N,) with ``reduction='none'``.
+
+    Raises
+    ------
+    IndexError
+        A target outside ``0 .. C-1`` that is not ``ignore_index``.
+    ShapeError
+        The input is not (N, C) or the target not (N,).
+
+    Notes
+    -----
+    Differences from PyTorch: only (N, C) input with class-index targets (no (N, C, d1, ...)
+    input, no class-probability targets); the options after ``weight`` are keyword-only
+    (PyTorch's next positional argument is its deprecated ``size_average``).
     """
     check_reduction(reduction, "cross_entropy")
     if type(ignore_index) is not int:  # the checks' common cases, inline: this runs every step
@@ -203,11 +237,20 @@ def cross_entropy(
     return wrap(out)
 
 
-def _cross_entropy_backward(g, backend, saved, labels, n, reduction):
+def _cross_entropy_backward(
+    g: Array,
+    backend: Backend,
+    saved: tuple[Array, Array],  # softmax_xent's: (exps, sums), or ("fused", probs) from the extension
+    labels: Array,
+    n: int,
+    reduction: str,
+) -> tuple[Array]:
     return (backend.softmax_xent_grad(saved, labels, _row_grad_scale(backend.xp, g, n, reduction)),)
 
 
-def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing, w):
+def _cross_entropy_masked(
+    logits: Tensor, labels: Array, reduction: str, ignore_index: int, smoothing: float, w: Array | None
+) -> Tensor:
     """cross_entropy with class weights, ignored targets and/or label smoothing: every row masked,
     no fused kernel."""
     x = logits._data
@@ -228,7 +271,7 @@ def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing, w)
     out = _reduce_valid(xp, rows, count, reduction)
     if logits.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             scale = _row_grad_scale(xp, g, count, reduction)
             hot = backend.onehot(safe, n_classes, x.dtype, x)
             probs = xp.exp(log_probs)
@@ -249,17 +292,41 @@ def _cross_entropy_masked(logits, labels, reduction, ignore_index, smoothing, w)
 
 def nll_loss(
     input: Tensor,  # noqa: A002 - PyTorch's argument names
-    target,
-    weight=None,
+    target: Tensor | Array,
+    weight: Tensor | None = None,
     *,
     ignore_index: int = -100,
     reduction: str = "mean",
 ) -> Tensor:
     """Negative log-likelihood of (N, C) log-probabilities at (N,) integer class indices.
 
-    ``weight`` (C,) scales each row by its target's weight, and the mean divides by the sum of the
-    counted rows' weights. Rows whose target is ``ignore_index`` give 0 and do not count in the
-    mean (a mean over no rows is NaN, as in PyTorch). Options after ``weight`` are keyword-only.
+    ``nll_loss(log_softmax(x, 1), t)`` is ``cross_entropy(x, t)``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Log-probabilities of shape (N, C), floating point.
+    target : Tensor or array
+        Class indices of shape (N,), an integer dtype; each in ``0 .. C-1`` or equal to
+        ``ignore_index``.
+    weight : Tensor, optional
+        Class weights of shape (C,) and the input's dtype: each row is scaled by its target's
+        weight, and the mean divides by the sum of the counted rows' weights. It takes no gradient.
+    ignore_index : int, default -100
+        Rows whose target equals it give 0 and do not count in the mean (a mean over no rows is
+        NaN, as in PyTorch).
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'none'`` gives the (N,) per-row losses.
+
+    Returns
+    -------
+    Tensor
+        0-d, or (N,) with ``reduction='none'``.
+
+    Notes
+    -----
+    Only (N, C) input; the options after ``weight`` are keyword-only (PyTorch's next positional
+    argument is its deprecated ``size_average``).
     """
     check_reduction(reduction, "nll_loss")
     check_ignore_index(ignore_index, "nll_loss")
@@ -283,7 +350,7 @@ def nll_loss(
         out = _reduce_valid(xp, rows, count, reduction)
     if input.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             scale = _row_grad_scale(xp, g, count, reduction)
             if rows_w is not None:
                 scale = scale * xp.reshape(rows_w, (-1, 1))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from typing import SupportsIndex
 
 import numpy as np
 
+from ..array_types import Array, Namespace
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..tensor import Tensor, wrap
@@ -22,62 +24,62 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-def _zero_grad(xp, g, x, out):
+def _zero_grad(xp: Namespace, g: Array, x: Array, out: Array) -> Array:
     return xp.zeros_like(g)
 
 
-def sin(a):
+def sin(a: Tensor) -> Tensor:
     """The sine of each element."""
     return floating_unary(a, lambda xp, x: xp.sin(x), lambda xp, g, x, out: g * xp.cos(x))
 
 
-def cos(a):
+def cos(a: Tensor) -> Tensor:
     """The cosine of each element."""
     return floating_unary(a, lambda xp, x: xp.cos(x), lambda xp, g, x, out: -g * xp.sin(x))
 
 
-def tan(a):
+def tan(a: Tensor) -> Tensor:
     """The tangent of each element."""
     return floating_unary(a, lambda xp, x: xp.tan(x), lambda xp, g, x, out: g * (1 + out * out))
 
 
-def log1p(a):
+def log1p(a: Tensor) -> Tensor:
     """``log(1 + x)`` of each element, accurate for small ``x``."""
     return floating_unary(a, lambda xp, x: xp.log1p(x), lambda xp, g, x, out: g / (1 + x))
 
 
-def expm1(a):
+def expm1(a: Tensor) -> Tensor:
     """``exp(x) - 1`` of each element, accurate for small ``x``."""
     return floating_unary(a, lambda xp, x: xp.expm1(x), lambda xp, g, x, out: g * (out + 1))
 
 
-def log2(a):
+def log2(a: Tensor) -> Tensor:
     """The base-2 logarithm of each element."""
     return floating_unary(a, lambda xp, x: xp.log2(x), lambda xp, g, x, out: g / (x * _LN2))
 
 
-def log10(a):
+def log10(a: Tensor) -> Tensor:
     """The base-10 logarithm of each element."""
     return floating_unary(a, lambda xp, x: xp.log10(x), lambda xp, g, x, out: g / (x * _LN10))
 
 
-def exp2(a):
+def exp2(a: Tensor) -> Tensor:
     """``2 ** x`` of each element."""
     # the array API has no exp2; a Python float base keeps the array's dtype
     return floating_unary(a, lambda xp, x: 2.0**x, lambda xp, g, x, out: g * out * _LN2)
 
 
-def reciprocal(a):
+def reciprocal(a: Tensor) -> Tensor:
     """``1 / x`` of each element."""
     return floating_unary(a, lambda xp, x: 1.0 / x, lambda xp, g, x, out: -g * out * out)
 
 
-def rsqrt(a):
+def rsqrt(a: Tensor) -> Tensor:
     """``1 / sqrt(x)`` of each element."""
     return floating_unary(a, lambda xp, x: 1.0 / xp.sqrt(x), lambda xp, g, x, out: -0.5 * g * out * out * out)
 
 
-def square(a):
+def square(a: Tensor) -> Tensor:
     """``x * x`` of each element; a bool tensor gives int64 (as PyTorch)."""
     x = a._data
     if numpy_dtype(x.dtype).kind == "b":
@@ -86,7 +88,7 @@ def square(a):
     return unary(a, lambda xp, x: x * x, lambda xp, g, x, out: 2 * g * x)
 
 
-def sign(a):
+def sign(a: Tensor) -> Tensor:
     """-1, 0 or 1 by the sign of each element (NaN stays NaN); a bool tensor stays bool. Zero gradient."""
     x = a._data
     if numpy_dtype(x.dtype).kind == "b":
@@ -104,17 +106,21 @@ def _rounding(name: str, a: Tensor) -> Tensor:
     return unary(a, lambda xp, x: getattr(xp, name)(x), _zero_grad)
 
 
-def floor(a):
+def floor(a: Tensor) -> Tensor:
     """The largest integer not above each element (integers come back as a copy). Zero gradient."""
     return _rounding("floor", a)
 
 
-def ceil(a):
+def ceil(a: Tensor) -> Tensor:
     """The smallest integer not below each element (integers come back as a copy). Zero gradient."""
     return _rounding("ceil", a)
 
 
-def round(a, *, decimals=0):  # noqa: A001 - PyTorch's name
+def round(  # noqa: A001 - PyTorch's name
+    a: Tensor,
+    *,
+    decimals: SupportsIndex = 0,  # an int (checked below: numbers.Integral, not bool)
+) -> Tensor:
     """Each element rounded to ``decimals`` decimal places, halves to even (as PyTorch). Zero gradient."""
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
         raise TypeError(f"round(): decimals must be an int, got {type(decimals).__name__}")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
 from .. import random as _random
 from ..activation_math import check_activation
 from ..argcheck import dim_arg
+from ..array_types import Array, DType
 from ..autograd import GRAD_ENABLED
 from ..devices import backend_of
 from ..errors import ShapeError
@@ -29,7 +31,9 @@ def implicit_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _softmax_input(fn, a, dim, axis, dtype):
+def _softmax_input(
+    fn: str, a: Tensor, dim: int | None, axis: int | None, dtype: str | DType | None
+) -> tuple[Tensor, tuple[int, ...]]:
     """(the input cast to ``dtype`` where given, its axis as a 1-tuple); ``dim`` is required."""
     dim = dim_arg(fn, dim, axis)
     if dim is None:
@@ -43,39 +47,74 @@ def _softmax_input(fn, a, dim, axis, dtype):
     return a, axes if a._data.ndim else ()  # a 0-d input is its own softmax axis (dim 0 or -1)
 
 
-def softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim`` (required, as for PyTorch's ``Tensor.softmax`` and
-    ``torch.softmax``); ``dtype`` casts the input first."""
+def softmax(a: Tensor, dim: int | None = None, *, dtype: str | DType | None = None, axis: int | None = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim``: non-negative values that sum to 1 along it.
+
+    Parameters
+    ----------
+    dim : int
+        The axis to normalize along; required, as for PyTorch's ``Tensor.softmax`` and
+        ``torch.softmax`` (``nn.functional.softmax`` without it picks PyTorch's deprecated
+        implicit axis, with a warning). ``axis`` is numpy's spelling of it.
+    dtype : str or numpy dtype, optional
+        Cast the input to it first (differentiably).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape. Computed stably (the maximum is subtracted before exponentiating).
+    """
     a, ax = _softmax_input("softmax", a, dim, axis, dtype)
     x = a._data
     xp = backend_of(x).xp
     out = xp.exp(x - logsumexp_array(xp, x, ax))
     if a.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             return (out * (g - xp.sum(g * out, axis=ax, keepdims=True)),)
 
         return wrap(out, (backward, (a,)))
     return wrap(out)
 
 
-def log_softmax(a: Tensor, dim=None, *, dtype=None, axis=None) -> Tensor:
-    """x - logsumexp(x) along ``dim`` (required, as for PyTorch's ``Tensor.log_softmax`` and
-    ``torch.log_softmax``); ``dtype`` casts the input first."""
+def log_softmax(
+    a: Tensor, dim: int | None = None, *, dtype: str | DType | None = None, axis: int | None = None
+) -> Tensor:
+    """``x - logsumexp(x)`` along ``dim``: the log of ``softmax``, computed stably.
+
+    Parameters
+    ----------
+    dim : int
+        The axis to normalize along; required, as for PyTorch's ``Tensor.log_softmax`` and
+        ``torch.log_softmax``. ``axis`` is numpy's spelling of it.
+    dtype : str or numpy dtype, optional
+        Cast the input to it first (differentiably).
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+    """
     a, ax = _softmax_input("log_softmax", a, dim, axis, dtype)
     x = a._data
     xp = backend_of(x).xp
     out = x - logsumexp_array(xp, x, ax)
     if a.requires_grad and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array]:
             return (g - xp.exp(out) * xp.sum(g, axis=ax, keepdims=True),)
 
         return wrap(out, (backward, (a,)))
     return wrap(out)
 
 
-def functional_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002 - PyTorch's name
+def functional_softmax(
+    input: Tensor | Array,  # noqa: A002 - PyTorch's name
+    dim: int | None = None,
+    *,
+    dtype: str | DType | None = None,
+    axis: int | None = None,
+) -> Tensor:
     """``nn.functional.softmax``: as ``softmax``, but without ``dim`` it picks PyTorch's deprecated
     implicit axis (0 for 0-, 1- and 3-D input, else 1) and warns, as PyTorch's does."""
     a = tensor_arg(input, "softmax")
@@ -84,7 +123,13 @@ def functional_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # 
     return softmax(a, dim, dtype=dtype, axis=axis)
 
 
-def functional_log_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:  # noqa: A002
+def functional_log_softmax(
+    input: Tensor | Array,  # noqa: A002 - PyTorch's name
+    dim: int | None = None,
+    *,
+    dtype: str | DType | None = None,
+    axis: int | None = None,
+) -> Tensor:
     """``nn.functional.log_softmax``: as ``log_softmax``, but without ``dim`` it picks PyTorch's
     deprecated implicit axis (as ``F.softmax``) and warns, as PyTorch's does."""
     a = tensor_arg(input, "log_softmax")
@@ -94,7 +139,21 @@ def functional_log_softmax(input, dim=None, *, dtype=None, axis=None) -> Tensor:
 
 
 def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
-    """Zero each element with probability ``p`` and scale the rest by 1/(1-p) (inverted dropout)."""
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (inverted dropout).
+
+    Parameters
+    ----------
+    p : float, default 0.5
+        The probability of zeroing an element, in [0, 1].
+    training : bool, default True
+        With False (or ``p=0``) the input itself comes back, unchanged.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape. The mask is drawn on the input's device from a seed taken from the
+        global stream (``tt.manual_seed``); it is not PyTorch's mask for the same seed.
+    """
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability must be in [0, 1], got {p}")
     if not training or p == 0.0:
@@ -114,10 +173,28 @@ def dropout(a: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return wrap(out)
 
 
-def embedding(indices, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` picked by integer ``indices`` (any shape); repeated rows add their gradients.
-    An index outside ``0..rows-1`` (-1 included: it does not count from the end) is an IndexError."""
-    idx = indices._data if isinstance(indices, Tensor) else indices
+def embedding(input: Tensor | Array, weight: Tensor) -> Tensor:  # noqa: A002 - PyTorch's argument name
+    """Rows of ``weight`` picked by the integer indices ``input``; a row picked twice adds both gradients.
+
+    Parameters
+    ----------
+    input : Tensor, array or nested lists
+        Integer row numbers of any shape, each in ``0 .. rows-1`` (-1 does not count from the
+        end: it is an IndexError, as in PyTorch).
+    weight : Tensor
+        The table, of shape (rows, dim).
+
+    Returns
+    -------
+    Tensor
+        Of shape ``input.shape + (dim,)``.
+
+    Notes
+    -----
+    PyTorch's ``padding_idx``, ``max_norm``, ``scale_grad_by_freq`` and ``sparse`` are not
+    supported (``nn.Embedding`` is the layer).
+    """
+    idx = input._data if isinstance(input, Tensor) else input
     if not hasattr(idx, "dtype"):
         idx = backend_of(weight._data).asarray(idx, None, weight._data)
     backend = backend_of(idx)
@@ -137,8 +214,32 @@ def embedding(indices, weight: Tensor) -> Tensor:
     return getitem(weight, idx)
 
 
-def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
-    """Normalize over the trailing ``normalized_shape`` axes, then scale and shift."""
+def layer_norm(
+    a: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` axes, then scale by ``weight`` and shift by ``bias``.
+
+    Each sample is ``(x - mean) / sqrt(var + eps)`` over those axes, with the biased variance, as
+    in PyTorch.
+
+    Parameters
+    ----------
+    normalized_shape : int or sequence of ints
+        The trailing shape of the input to normalize over.
+    weight, bias : Tensor, optional
+        Of shape ``normalized_shape``.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+    """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = tuple(normalized_shape)
@@ -163,8 +264,8 @@ def layer_norm(a: Tensor, normalized_shape, weight=None, bias=None, eps: float =
     parents = tuple(t for t in (a, weight, bias) if t is not None)
     if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
 
-        def backward(g):
-            grads = []
+        def backward(g: Array) -> tuple[Array | None, ...]:
+            grads: list[Array | None] = []
             gxhat = g * w if w is not None else g
             if a.requires_grad:
                 m1 = xp.mean(gxhat, axis=axes, keepdims=True)
@@ -186,15 +287,39 @@ _ndarray = np.ndarray
 _numpy_matmul = np.matmul
 
 
-def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
-    """``activation(a @ weight.T + bias)`` as one graph node (PyTorch's weight layout: (out, in)).
+def linear(
+    input: Tensor | Array,  # noqa: A002 - PyTorch's argument name
+    weight: Tensor | Array,
+    bias: Tensor | Array | None = None,
+    activation: str | None = None,
+) -> Tensor:
+    """``activation(input @ weight.T + bias)`` as one graph node.
 
-    On a GPU with the extension built, the matmul runs in cuBLAS and bias + activation (forward and
-    backward) in one fused kernel. This runs once per layer per step: it keeps to plain checks.
+    Parameters
+    ----------
+    weight : Tensor
+        Of shape (out_features, in_features), PyTorch's layout; the input's last axis has
+        ``in_features`` elements.
+    bias : Tensor, optional
+        Of shape (out_features,).
+    activation : {None, 'relu', 'gelu', 'sigmoid', 'tanh'}
+        Applied to the result in the same node; a tinytensor extension (PyTorch's ``linear`` has
+        none). ``'gelu'`` is the tanh approximation.
+
+    Returns
+    -------
+    Tensor
+        Of shape ``input.shape[:-1] + (out_features,)``. The input, weight and bias must have one
+        dtype and be on one device.
+
+    Notes
+    -----
+    On a GPU with the extension built, the matmul runs in cuBLAS and bias + activation (forward
+    and backward) in one fused kernel.
     """
+    # this runs once per layer per step: it keeps to plain checks
     check_activation(activation, "linear")
-    if type(a) is not Tensor:
-        a = tensor_arg(a, "linear", "input")
+    a = input if type(input) is Tensor else tensor_arg(input, "linear", "input")
     if not isinstance(weight, Tensor) or (bias is not None and not isinstance(bias, Tensor)):
         weight = tensor_arg(weight, "linear", "weight")
         bias = None if bias is None else tensor_arg(bias, "linear", "bias")
@@ -242,7 +367,20 @@ def linear(a: Tensor, weight: Tensor, bias=None, activation=None) -> Tensor:
     return wrap(out)
 
 
-def _linear_backward(g, x, x2, w, has_bias, pre, out2, activation, how, need_x, need_w, need_b):
+def _linear_backward(
+    g: Array,
+    x: Array,
+    x2: Array,
+    w: Array,
+    has_bias: bool,
+    pre: Array,
+    out2: Array,
+    activation: str | None,
+    how: str | None,  # the backend's note on which path made pre and out2, for linear_grad
+    need_x: bool,
+    need_w: bool,
+    need_b: bool,
+) -> tuple[Array | None, ...]:
     backend = backend_of(g)
     xp = backend.xp
     g2 = g if g.ndim == 2 else xp.reshape(g, (-1, g.shape[-1]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..array_types import Array
 from ..autograd import GRAD_ENABLED, no_grad
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
@@ -16,7 +17,7 @@ from ..tensor import Tensor, wrap
 from .arith import combine_error
 
 
-def _channel_arg(name: str, value, x, channels: int):
+def _channel_arg(name: str, value: Tensor | None, x: Array, channels: int) -> Array | None:
     """A per-channel tensor argument (None, or a Tensor of shape (C,) with ``x``'s dtype, on its
     device) as its array."""
     if value is None:
@@ -39,7 +40,7 @@ def _channel_arg(name: str, value, x, channels: int):
     return data
 
 
-def _number(name: str, value) -> float:
+def _number(name: str, value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"batch_norm(): {name} must be a number, got {type(value).__name__}")
     return float(value)
@@ -47,21 +48,46 @@ def _number(name: str, value) -> float:
 
 def batch_norm(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
-    running_mean,
-    running_var,
-    weight=None,
-    bias=None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
     training: bool = False,
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
-    """Normalize each channel (axis 1) of an ``(N, C, *)`` input, then scale by ``weight`` and shift by ``bias``.
+    """Normalize each channel (axis 1) of an (N, C, ...) input, then scale by ``weight`` and shift by ``bias``.
 
-    ``training=True`` normalizes with the batch's mean and biased variance over every axis but 1,
-    and, where given, updates ``running_mean``/``running_var`` in place with
-    ``(1 - momentum) * running + momentum * batch`` (the unbiased variance, as PyTorch).
-    ``training=False`` normalizes with ``running_mean`` and ``running_var``, which must be given.
-    Every per-channel tensor must have the input's dtype (as PyTorch on the CPU).
+    Parameters
+    ----------
+    input : Tensor
+        Floating point, of shape (N, C) or (N, C, d1, ...).
+    running_mean, running_var : Tensor or None
+        Per-channel statistics of shape (C,). With ``training=True`` each one given is updated in
+        place to ``(1 - momentum) * running + momentum * batch`` (the batch's unbiased variance,
+        as PyTorch); with ``training=False`` both are required and used to normalize.
+    weight, bias : Tensor, optional
+        Per-channel scale and shift, of shape (C,).
+    training : bool, default False
+        Normalize with the batch's mean and biased variance over every axis but 1 (True), or with
+        the running statistics (False).
+    momentum : float, default 0.1
+        The weight of the batch's statistics in the running ones.
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    ValueError
+        ``training=True`` with one value per channel, or ``training=False`` without running
+        statistics.
+    TypeError
+        A per-channel tensor whose dtype is not the input's (as PyTorch on the CPU).
     """
     x = input._data
     if x.ndim < 2:
@@ -92,8 +118,8 @@ def batch_norm(
         centered = x - mean
         var = xp.mean(centered * centered, axis=axes, keepdims=True)
         rstd = 1.0 / xp.sqrt(var + eps)
-        _update_running(running_mean, rm, mean, momentum)
-        _update_running(running_var, rv, var * (count / (count - 1)), momentum)
+        _update_running(running_mean, mean, momentum)
+        _update_running(running_var, var * (count / (count - 1)), momentum)
     elif training:
         centered, rstd = x, backend_of(x).full(column, 1.0, x.dtype, x)
     else:
@@ -107,7 +133,7 @@ def batch_norm(
     parents = tuple(t for t in (input, weight, bias) if t is not None)
     if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
 
-        def backward(g):
+        def backward(g: Array) -> tuple[Array | None, ...]:
             gxhat = g * wc if wc is not None else g
             if not input.requires_grad:
                 gx = None
@@ -128,10 +154,11 @@ def batch_norm(
     return wrap(out)
 
 
-def _update_running(stat: Tensor | None, current, batch, momentum: float) -> None:
+def _update_running(stat: Tensor | None, batch: Array, momentum: float) -> None:
     """``stat = (1 - momentum) * stat + momentum * batch``, in place (a change of ``stat``'s version)."""
     if stat is None:
         return
+    current = stat._data
     xp = backend_of(current).xp
     new = (1.0 - momentum) * current + momentum * xp.reshape(batch, current.shape)
     with no_grad():

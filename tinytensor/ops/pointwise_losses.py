@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 
+from ..array_types import Array, DType
 from ..autograd import GRAD_ENABLED
+from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
@@ -30,16 +33,24 @@ from .loss_functions import check_reduction, constant_weight
 # others refuse integer or bool targets
 _CASTS_TARGET = {"mse_loss": "biu", "l1_loss": "iu", "smooth_l1_loss": "biu", "huber_loss": "biu"}
 
+# What a loss takes as its target: a Tensor, an array, or Python numbers (nested lists)
+Target = Tensor | Array | float
+# ``local_grads(need_x, need_t)``: the elementwise derivatives (d elems / d input, d elems / d target)
+_LocalGrads = Callable[[bool, bool], tuple[Array | None, Array | None]]
 
-def _operands(op: str, input: Tensor, target):  # noqa: A002 - PyTorch's argument name
+
+def _operands(op: str, input: Tensor, target: Target) -> tuple[Array, Array, Tensor | None]:  # noqa: A002
     """(input array, target array, target Tensor that may take a gradient or None), checked for
     device, shape and dtype as ``op`` takes them."""
     x = input._data
     target_tensor = target if isinstance(target, Tensor) else None
-    t = target._data if target_tensor is not None else target
     backend = backend_of(x)
-    if not hasattr(t, "shape"):  # a number or nested lists: the input's dtype
-        t = backend.asarray(t, numpy_dtype(x.dtype), x)
+    if isinstance(target, Tensor):
+        t = target._data
+    elif hasattr(target, "shape"):
+        t = target
+    else:  # a number or nested lists: the input's dtype
+        t = backend.asarray(target, numpy_dtype(x.dtype), x)
     if type(t) is not type(x) or backend.device(t) != backend.device(x):
         raise combine_error(op, x, t)
     if tuple(t.shape) != tuple(x.shape):
@@ -59,7 +70,16 @@ def _operands(op: str, input: Tensor, target):  # noqa: A002 - PyTorch's argumen
     return x, t, target_tensor
 
 
-def _node(input: Tensor, target_tensor, x, t, elems, reduction: str, local_grads, out_dtype=None) -> Tensor:  # noqa: A002
+def _node(
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    target_tensor: Tensor | None,
+    x: Array,
+    t: Array,
+    elems: Array,
+    reduction: str,
+    local_grads: _LocalGrads,
+    out_dtype: DType | None = None,
+) -> Tensor:
     """``elems`` reduced, as a graph node when a gradient is needed: ``local_grads(need_x, need_t)``
     gives the elementwise derivatives (d elems / d input, d elems / d target), each cast back to its
     tensor's dtype in backward."""
@@ -73,12 +93,14 @@ def _node(input: Tensor, target_tensor, x, t, elems, reduction: str, local_grads
         return wrap(out)
     count = math.prod(x.shape)
 
-    def backward(g):
+    def backward(g: Array) -> tuple[Array | None, ...]:
         scale = g / count if reduction == "mean" else g
         dx, dt = local_grads(need_x, need_t)
         gx = backend.astype(dx * scale, numpy_dtype(x.dtype)) if need_x else None
+        if target_tensor is None:
+            return (gx,)
         gt = backend.astype(dt * scale, numpy_dtype(target_tensor.dtype)) if need_t else None
-        return (gx,) if target_tensor is None else (gx, gt)
+        return (gx, gt)
 
     parents = (input,) if target_tensor is None else (input, target_tensor)
     return wrap(out, (backward, parents))
@@ -92,7 +114,7 @@ def _reduce_elements(elems: Tensor, reduction: str) -> Tensor:
     return elems
 
 
-def _reduce(backend, elems, reduction: str):
+def _reduce(backend: Backend, elems: Array, reduction: str) -> Array:
     if reduction == "mean":
         return backend.sum(elems) / math.prod(elems.shape)
     if reduction == "sum":
@@ -100,26 +122,46 @@ def _reduce(backend, elems, reduction: str):
     return elems
 
 
-def mse_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Squared error ``(input - target) ** 2``, reduced; gradients flow to a target that requires them."""
+def mse_loss(input: Tensor, target: Target, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """Squared error ``(input - target) ** 2``, reduced.
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating point.
+    target : Tensor, array or nested lists
+        Of the input's shape (PyTorch broadcasts them, with a warning; here different shapes are a
+        ShapeError). An integer or bool target is taken as the input's dtype; two floating-point
+        dtypes promote. Gradients flow to a target that requires them.
+    reduction : {'mean', 'sum', 'none'}, default 'mean'
+        ``'none'`` gives the elementwise losses, of the input's shape.
+
+    Returns
+    -------
+    Tensor
+        0-d, or of the input's shape with ``reduction='none'``.
+    """
     check_reduction(reduction, "mse_loss")
     diff = input - _target_tensor("mse_loss", input, target)
     return _reduce_elements(diff * diff, reduction)
 
 
-def l1_loss(input: Tensor, target, reduction: str = "mean") -> Tensor:  # noqa: A002
-    """Absolute error ``|input - target|``, reduced; the gradient where they are equal is 0 (as PyTorch)."""
+def l1_loss(input: Tensor, target: Target, reduction: str = "mean") -> Tensor:  # noqa: A002
+    """Absolute error ``|input - target|``, reduced; the gradient where they are equal is 0 (as PyTorch).
+
+    The arguments are ``mse_loss``'s, except that a bool target is refused (as in PyTorch).
+    """
     check_reduction(reduction, "l1_loss")
     return _reduce_elements(elementwise.abs(input - _target_tensor("l1_loss", input, target)), reduction)
 
 
-def _target_tensor(op: str, input: Tensor, target) -> Tensor:  # noqa: A002
+def _target_tensor(op: str, input: Tensor, target: Target) -> Tensor:  # noqa: A002
     """The target as a Tensor with the input's dtype where PyTorch converts it, else as given."""
     _, t, target_tensor = _operands(op, input, target)
     return target_tensor if target_tensor is not None else wrap(t)
 
 
-def check_positive(op: str, name: str, value, allow_zero: bool) -> float:
+def check_positive(op: str, name: str, value: object, allow_zero: bool) -> float:
     """``beta`` or ``delta`` as a float: a number > 0 (>= 0 with ``allow_zero``), else an error naming it."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{op}: {name} must be a number, got {type(value).__name__}")
@@ -130,7 +172,7 @@ def check_positive(op: str, name: str, value, allow_zero: bool) -> float:
     return value
 
 
-def smooth_l1_loss(input: Tensor, target, *, reduction: str = "mean", beta: float = 1.0) -> Tensor:  # noqa: A002
+def smooth_l1_loss(input: Tensor, target: Target, *, reduction: str = "mean", beta: float = 1.0) -> Tensor:  # noqa: A002
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``),
     reduced; ``beta=0`` is the L1 loss. Options are keyword-only (PyTorch's third and fourth
     positional arguments are its deprecated ``size_average`` and ``reduce``)."""
@@ -142,14 +184,20 @@ def smooth_l1_loss(input: Tensor, target, *, reduction: str = "mean", beta: floa
     ad = xp.abs(d)
     elems = ad if beta == 0 else xp.where(ad < beta, (0.5 / beta) * d * d, ad - 0.5 * beta)
 
-    def local_grads(need_x, need_t):
+    def local_grads(need_x: bool, need_t: bool) -> tuple[Array | None, Array | None]:
         dx = xp.sign(d) if beta == 0 else xp.clip(d / beta, -1.0, 1.0)
         return dx, -dx
 
     return _node(input, target_tensor, x, t, elems, reduction, local_grads)
 
 
-def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:  # noqa: A002
+def huber_loss(
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    target: Target,
+    reduction: str = "mean",
+    delta: float = 1.0,
+    weight: Tensor | None = None,
+) -> Tensor:
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``, times ``weight`` (of
     the input's shape) where given, reduced. A target of another dtype is converted to the input's,
     as PyTorch's forward does; unlike PyTorch's, whose backward then fails, the gradient works."""
@@ -170,7 +218,7 @@ def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.
     if w is not None:
         elems = elems * w
 
-    def local_grads(need_x, need_t):
+    def local_grads(need_x: bool, need_t: bool) -> tuple[Array | None, Array | None]:
         dx = xp.clip(d, -delta, delta)
         if w is not None:
             dx = dx * w
@@ -179,7 +227,7 @@ def huber_loss(input: Tensor, target, reduction: str = "mean", delta: float = 1.
     return _node(input, target_tensor, x, t, elems, reduction, local_grads)
 
 
-def _weight_array(op: str, weight, x):
+def _weight_array(op: str, weight: object, x: Array) -> Array:
     """A ``weight`` tensor's array as ``x``'s dtype, checked for device; it takes no gradient (as in
     PyTorch, where requiring one is an error)."""
     w = constant_weight(op, weight, x)
@@ -188,7 +236,13 @@ def _weight_array(op: str, weight, x):
     return backend_of(x).astype(w, numpy_dtype(x.dtype))
 
 
-def binary_cross_entropy(input: Tensor, target, weight=None, *, reduction: str = "mean") -> Tensor:  # noqa: A002
+def binary_cross_entropy(
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    target: Target,
+    weight: Tensor | None = None,
+    *,
+    reduction: str = "mean",
+) -> Tensor:
     """Binary cross-entropy of probabilities: ``-weight * (t * log(p) + (1 - t) * log(1 - p))``, each
     log clamped to >= -100 (as PyTorch), reduced. ``input`` and ``target`` must be in [0, 1] and have
     the same dtype; ``weight`` broadcasts to the input's shape. On logits,
@@ -226,7 +280,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, *, reduction: str =
     if w is not None:
         elems = elems * w
 
-    def local_grads(need_x, need_t):
+    def local_grads(need_x: bool, need_t: bool) -> tuple[Array | None, Array | None]:
         dx = dt = None
         if need_x:
             dx = (x - t) / xp.maximum((1 - x) * x, 1e-12)
@@ -239,7 +293,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, *, reduction: str =
     return _node(input, target_tensor, x, t, elems, reduction, local_grads)
 
 
-def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "mean") -> Tensor:  # noqa: A002
+def binary_cross_entropy_with_logits(input: Tensor, target: Target, reduction: str = "mean") -> Tensor:  # noqa: A002
     """BCE on logits, stable for any magnitude: ``max(x, 0) - x * t + log(1 + exp(-|x|))``, reduced.
 
     The target must be floating point (PyTorch refuses integer and bool targets); with two float
@@ -251,7 +305,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, reduction: str = "me
     xp = backend_of(x).xp
     elems = xp.maximum(x, 0) - x * t + xp.log1p(xp.exp(-xp.abs(x)))
 
-    def local_grads(need_x, need_t):
+    def local_grads(need_x: bool, need_t: bool) -> tuple[Array | None, Array | None]:
         dx = 0.5 * (xp.tanh(0.5 * x) + 1) - t if need_x else None  # sigmoid(x) - t, without overflow
         return dx, (-x if need_t else None)
 

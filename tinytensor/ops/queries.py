@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from ..array_types import Array, DType
+from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype, resolve
 from ..errors import ShapeError
@@ -12,7 +16,7 @@ from ..tensor import Tensor
 from .arith import combine_error
 
 # PyTorch's legacy type names, which Tensor.type() returns and accepts
-_TYPE_NAMES = {
+_TYPE_NAMES: dict[np.dtype[Any], str] = {
     np.dtype(np.float16): "HalfTensor",
     np.dtype(np.float32): "FloatTensor",
     np.dtype(np.float64): "DoubleTensor",
@@ -24,12 +28,12 @@ _DTYPE_OF_NAME = {name: dtype for dtype, name in _TYPE_NAMES.items()}
 _DEVICE_PREFIX = {"cpu": "tinytensor.", "cuda": "tinytensor.cuda.", "strict": "tinytensor.strict."}
 
 
-def is_tensor(obj) -> bool:
+def is_tensor(obj: object) -> bool:
     """Whether ``obj`` is a tinytensor Tensor (a Parameter is one)."""
     return isinstance(obj, Tensor)
 
 
-def _pair(fn: str, a: Tensor, other):
+def _pair(fn: str, a: Tensor, other: object) -> tuple[Array, Array]:
     """The arrays of ``a`` and ``other`` (a Tensor or an array on ``a``'s device)."""
     y = other._data if isinstance(other, Tensor) else other
     if not (hasattr(y, "shape") and hasattr(y, "dtype")) or isinstance(y, np.generic):
@@ -43,7 +47,7 @@ def _pair(fn: str, a: Tensor, other):
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2}
 
 
-def _common(backend, x, y):
+def _common(backend: Backend, x: Array, y: Array) -> tuple[Array, Array]:
     """``x`` and ``y`` in one dtype kind: the lower kind (bool < integer < float) is cast to the
     other's dtype, as PyTorch promotes (the array API refuses to compare across kinds)."""
     kx, ky = numpy_dtype(x.dtype).kind, numpy_dtype(y.dtype).kind
@@ -54,7 +58,7 @@ def _common(backend, x, y):
     return x, y
 
 
-def allclose(a, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+def allclose(a: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
     """Whether ``|a - other| <= atol + rtol * |other|`` everywhere (a bool).
 
     The tensors broadcast and must have one dtype, as in PyTorch; infinities must match exactly;
@@ -82,7 +86,7 @@ def allclose(a, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     return bool(xp.all(close))
 
 
-def equal(a, other) -> bool:
+def equal(a: Tensor, other: Tensor) -> bool:
     """Whether ``a`` and ``other`` have the same shape and the same elements (NaN is never equal)."""
     x, y = _pair("equal", a, other)
     if tuple(x.shape) != tuple(y.shape):
@@ -92,12 +96,12 @@ def equal(a, other) -> bool:
     return bool(backend.xp.all(x == y))
 
 
-def nelement(a) -> int:
+def nelement(a: Tensor) -> int:
     """The number of elements (``numel()``)."""
     return a.numel()
 
 
-def tensor_type(a, dtype=None, non_blocking=False) -> str | Tensor:
+def tensor_type(a: Tensor, dtype: str | DType | None = None, non_blocking: bool = False) -> str | Tensor:
     """The type name, e.g. ``'tinytensor.FloatTensor'``; given ``dtype``, the tensor cast to it.
 
     The names are PyTorch's legacy ones under tinytensor's prefix: ``'tinytensor.FloatTensor'``,
@@ -117,4 +121,5 @@ def tensor_type(a, dtype=None, non_blocking=False) -> str | Tensor:
                 "move tensors between devices with .to())"
             )
         dtype = _DTYPE_OF_NAME[name]
-    return a.to(resolve(dtype, "type()"))
+    resolve(dtype, "type()")  # a dtype that is not one is reported as type()'s error
+    return a.to(dtype=dtype)

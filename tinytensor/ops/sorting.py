@@ -9,10 +9,13 @@ elements each value came from.
 from __future__ import annotations
 
 import numbers
+from typing import SupportsIndex
 
 import numpy as np
 
+from ..array_types import Array
 from ..autograd import GRAD_ENABLED
+from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..tensor import Tensor, wrap
@@ -20,13 +23,13 @@ from .indexing import dim_index, scatter_along
 from .reduce import ValuesIndices
 
 
-def _ascending(backend, x, axis: int):
+def _ascending(backend: Backend, x: Array, axis: int) -> Array:
     if backend.kind == "cpu":
         return np.argsort(x, axis=axis, kind="stable")
     return backend.xp.argsort(x, axis=axis)  # CuPy's and array_api_strict's sorts are stable
 
 
-def sort_order(backend, x, axis: int, descending: bool):
+def sort_order(backend: Backend, x: Array, axis: int, descending: bool) -> Array:
     """The int64 indices that sort ``x`` along ``axis`` (an axis of ``x``), ties in their order."""
     xp = backend.xp
     if numpy_dtype(x.dtype).kind == "b":
@@ -41,13 +44,13 @@ def sort_order(backend, x, axis: int, descending: bool):
     return xp.astype(order, xp.int64)
 
 
-def _check_flags(fn: str, **flags) -> None:
+def _check_flags(fn: str, **flags: object) -> None:
     for name, value in flags.items():
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"{fn}(): {name} must be a bool, got {type(value).__name__}")
 
 
-def _take(a: Tensor, axis: int, order) -> ValuesIndices:
+def _take(a: Tensor, axis: int, order: Array) -> ValuesIndices:
     """``a``'s values at ``order`` along ``axis``, and ``order``; the gradient scatters back."""
     x = a._data
     backend = backend_of(x)
@@ -57,7 +60,7 @@ def _take(a: Tensor, axis: int, order) -> ValuesIndices:
     return ValuesIndices(wrap(values), wrap(order))
 
 
-def _take_backward(g, backend, shape, axis, order):
+def _take_backward(g: Array, backend: Backend, shape: tuple[int, ...], axis: int, order: Array) -> tuple[Array]:
     return (scatter_along(backend, shape, axis, order, g),)
 
 
@@ -69,10 +72,26 @@ def _zero_dim(a: Tensor) -> ValuesIndices:
     return ValuesIndices(a.clone(), index)
 
 
-def sort(a, dim=-1, descending=False, *, stable=False) -> ValuesIndices:
+def sort(a: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> ValuesIndices:
     """``(values, indices)``: the input sorted along ``dim``, and where each value came from.
 
-    Ascending unless ``descending``; always stable (ties keep their order), whatever ``stable`` says."""
+    Parameters
+    ----------
+    dim : int, default -1
+        The axis to sort along.
+    descending : bool, default False
+        Largest first.
+    stable : bool, default False
+        Accepted for PyTorch's signature: the sort is always stable (equal values keep their
+        order).
+
+    Returns
+    -------
+    ValuesIndices
+        A named tuple ``(values, indices)``: the sorted tensor, and the int64 positions along
+        ``dim`` its values came from. NaN sorts as the largest value, as in PyTorch. The gradient
+        flows back to the elements each value came from.
+    """
     _check_flags("sort", descending=descending, stable=stable)
     x = a._data
     axis = dim_index("sort", dim, x.ndim)
@@ -81,7 +100,7 @@ def sort(a, dim=-1, descending=False, *, stable=False) -> ValuesIndices:
     return _take(a, axis, sort_order(backend_of(x), x, axis, bool(descending)))
 
 
-def argsort(a, dim=-1, descending=False, *, stable=False) -> Tensor:
+def argsort(a: Tensor, dim: int = -1, descending: bool = False, *, stable: bool = False) -> Tensor:
     """The int64 indices that sort the input along ``dim`` (``sort(...).indices``); always stable."""
     _check_flags("argsort", descending=descending, stable=stable)
     x = a._data
@@ -92,11 +111,33 @@ def argsort(a, dim=-1, descending=False, *, stable=False) -> Tensor:
     return wrap(sort_order(backend, x, axis, bool(descending)))
 
 
-def topk(a, k, dim=-1, largest=True, sorted=True) -> ValuesIndices:  # noqa: A002 - PyTorch's argument name
+def topk(
+    a: Tensor,
+    k: SupportsIndex,  # an int (checked below: numbers.Integral, not bool)
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,  # noqa: A002 - PyTorch's argument name
+) -> ValuesIndices:
     """``(values, indices)`` of the ``k`` largest (or, ``largest=False``, smallest) elements along ``dim``.
 
-    The values always come sorted (PyTorch leaves their order unspecified when ``sorted=False``);
-    among equal values the first ones are taken."""
+    Parameters
+    ----------
+    k : int
+        How many, from 0 to the length of ``dim``.
+    dim : int, default -1
+        The axis to take them along.
+    largest : bool, default True
+        The largest (True) or the smallest (False).
+    sorted : bool, default True
+        Accepted for PyTorch's signature: the values always come sorted (PyTorch leaves their
+        order unspecified when ``sorted=False``).
+
+    Returns
+    -------
+    ValuesIndices
+        A named tuple ``(values, indices)``, of the input's shape with ``k`` along ``dim``; among
+        equal values the first ones are taken. The gradient flows back to the elements taken.
+    """
     _check_flags("topk", largest=largest, sorted=sorted)
     x = a._data
     axis = dim_index("topk", dim, x.ndim)
