@@ -79,7 +79,8 @@ class NumpyBackend(Backend):
             return gpre, None
         # the bias gradient (column sums) as a BLAS matrix-vector product: numpy's reduction
         # over the first axis takes about twice as long
-        ones = _ones(gpre.dtype, gpre.shape[0])
+        rows = gpre.shape[0]
+        ones = _constant(1, gpre.dtype, rows) if gpre.dtype.char in "fd" and rows <= _BLOCK else None
         return gpre, (np.add.reduce(gpre, axis=0) if ones is None else ones @ gpre)
 
     def labels_outside(self, labels: Array, n: int) -> bool:
@@ -97,7 +98,7 @@ class NumpyBackend(Backend):
             top = np.maximum.reduce(x, axis=1, keepdims=True)
         shifted = x - top
         exps = np.exp(shifted)
-        ones = _ones(x.dtype, c)
+        ones = _constant(1, x.dtype, c) if x.dtype.char in "fd" and c <= _BLOCK else None
         # row sums as a BLAS matrix-vector product where it can (faster than the reduction)
         sums = np.add.reduce(exps, axis=1, keepdims=True) if ones is None else (exps @ ones).reshape(n, 1)
         rows = np.log(sums).reshape(-1)
@@ -141,14 +142,6 @@ def _constant(value: int, dtype: DType, n: int) -> np.ndarray:
         block = _BLOCKS[(value, dtype)] = np.full(_BLOCK, value, dtype)
         block.flags.writeable = False
     return block[:n]
-
-
-def _ones(dtype: np.dtype, n: int) -> np.ndarray | None:
-    """``n`` ones that turn a float32/float64 sum into a BLAS product; None for other dtypes and
-    for n above ``_BLOCK``."""
-    if dtype.char not in "fd" or n > _BLOCK:
-        return None
-    return _constant(1, dtype, n)
 
 
 NUMPY = NumpyBackend()

@@ -487,7 +487,9 @@ class Tensor(TensorOps):
         return wrap(out)
 
     # ------------------------------------------------------------------ conversions
-    def to(self, *args: Tensor | str | npt.DTypeLike, dtype: npt.DTypeLike | None = None, device: str | None = None) -> Tensor:
+    def to(
+        self, *args: Tensor | str | npt.DTypeLike, dtype: npt.DTypeLike | None = None, device: str | None = None
+    ) -> Tensor:
         """This tensor on another device and/or with another dtype: ``.to("cuda")``,
         ``.to("float64")``, ``.to(np.float64)``, ``.to(device, dtype)``, ``.to(other)`` (``other``'s
         device and dtype), or by keyword. Returns this tensor itself when nothing changes.

@@ -5,6 +5,7 @@ report (``python -m tinytensor``) all read its result, so they cannot disagree. 
 process, lazily (importing tinytensor never imports CuPy). The probe never raises: whatever CuPy,
 the driver or a GPU does, each failure becomes a problem, with its exception's type and message and
 a fix, so ``HAS_CUDA`` is False rather than a traceback. Three levels:
+
 - ``device_usable``: CuPy imports, a driver new enough is loaded, a GPU is visible and NVRTC (which
   CuPy compiles its kernels with) loads. Then ``.to("cuda")`` works.
 - ``fused_devices``: the GPUs on which the extension's own kernels load (its cuBLAS matmuls run on
