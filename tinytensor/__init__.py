@@ -4,6 +4,8 @@
 ``cuda_unavailable_reason()`` says why it is False and how to fix it.
 """
 
+from __future__ import annotations
+
 import builtins
 from typing import TYPE_CHECKING
 

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+from .array_types import Array
+
+if TYPE_CHECKING:  # the backends call these with themselves; backend is a layer above
+    from .backend import Backend
 
 _GELU_C = math.sqrt(2.0 / math.pi)
 _GELU_K = 0.044715
@@ -22,27 +27,27 @@ class Activation(NamedTuple):
     nobody else holds) it may overwrite ``x``, and then ``grad`` must not read ``x``.
     ``grad(backend, g, x, out)`` is the gradient of the input, given the output's gradient ``g``."""
 
-    forward: Callable[[Any, Any, bool], Any]
-    grad: Callable[[Any, Any, Any, Any], Any]
+    forward: Callable[[Backend, Array, bool], Array]
+    grad: Callable[[Backend, Array, Array, Array], Array]
     doc: str
 
 
-def _relu(backend, x, fresh):
+def _relu(backend: Backend, x: Array, fresh: bool) -> Array:
     return backend.relu_fresh(x) if fresh else backend.xp.maximum(x, 0)
 
 
-def _gelu(backend, x, fresh):
+def _gelu(backend: Backend, x: Array, fresh: bool) -> Array:
     xp = backend.xp
     return 0.5 * x * (1 + xp.tanh(_GELU_C * (x + _GELU_K * x * x * x)))
 
 
-def _gelu_grad(backend, g, x, out):
+def _gelu_grad(backend: Backend, g: Array, x: Array, out: Array) -> Array:
     x2 = x * x
     t = backend.xp.tanh(_GELU_C * (x + _GELU_K * x2 * x))
     return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _GELU_C * (1 + 3 * _GELU_K * x2))
 
 
-def _sigmoid(backend, x, fresh):
+def _sigmoid(backend: Backend, x: Array, fresh: bool) -> Array:
     # 0.5 * (1 + tanh(x / 2)) never overflows, unlike 1 / (1 + exp(-x)).
     return 0.5 * (backend.xp.tanh(0.5 * x) + 1)
 
@@ -71,7 +76,7 @@ ACTIVATIONS: dict[str, Activation] = {
 }
 
 
-def check_activation(name, fn: str) -> None:
+def check_activation(name: object, fn: str) -> None:
     """None or a name in ACTIVATIONS, else a ValueError naming ``fn`` and the choices."""
     if name is not None and name not in ACTIVATIONS:
         raise ValueError(f"{fn}: unknown activation {name!r}: expected None or one of {tuple(ACTIVATIONS)}")

@@ -5,26 +5,28 @@ from __future__ import annotations
 
 import numbers
 import operator
-from typing import TypeGuard
+from typing import TypeGuard, TypeVar
 
 import numpy as np
 
+_T = TypeVar("_T")
 
-def int_at_least(fn: str, name: str, value, minimum: int) -> int:
+
+def int_at_least(fn: str, name: str, value: object, minimum: int) -> int:
     """``value`` as an int >= ``minimum``; bools, floats and strings are TypeErrors, smaller ints
     ValueErrors (messages: "<fn>: <name> must be an int >= <minimum>, got ...")."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{fn}: {name} must be an int >= {minimum}, got a bool")
     try:
-        value = operator.index(value)
+        number = operator.index(value)  # type: ignore[arg-type]  # any object: index() decides, its TypeError is ours
     except TypeError:
         raise TypeError(f"{fn}: {name} must be an int >= {minimum}, got {type(value).__name__} {value!r:.40}") from None
-    if value < minimum:
-        raise ValueError(f"{fn}: {name} must be an int >= {minimum}, got {value}")
-    return value
+    if number < minimum:
+        raise ValueError(f"{fn}: {name} must be an int >= {minimum}, got {number}")
+    return number
 
 
-def dim_arg(fn: str, dim, axis):
+def dim_arg(fn: str, dim: _T | None, axis: _T | None) -> _T | None:
     """The axis argument from either spelling; both at once is an error."""
     if axis is None:
         return dim
@@ -33,7 +35,8 @@ def dim_arg(fn: str, dim, axis):
     return axis
 
 
-def keepdim_arg(fn: str, keepdim, keepdims) -> bool:
+def keepdim_arg(fn: str, keepdim: object, keepdims: object) -> bool:
+    """The keepdim flag from either spelling (``keepdims`` is numpy's); both at once is an error."""
     if keepdims is None:
         return bool(keepdim)
     if keepdim:

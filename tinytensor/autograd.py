@@ -28,10 +28,12 @@ views touch the cells.
 from __future__ import annotations
 
 import weakref
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import numpy as np
 
+from .array_types import Array
 from .devices import backend_of
 
 # Grad mode lives in its own module; ops and optimizers import it from here (tt.autograd.no_grad,
@@ -46,6 +48,12 @@ from .grad_mode import set_grad_enabled as set_grad_enabled
 
 if TYPE_CHECKING:  # installed by tinytensor/__init__.py (it makes Tensors, so it lives above tensor)
     from .custom_function import Function as Function
+    from .tensor import Tensor
+
+# A node's ``_ctx``: ``(backward, parents, *saved)`` while live, ``(FREED_TAG, qualname)`` once freed
+# (see the module docstring); its items differ by kind of node, so they are not typed one by one.
+Ctx: TypeAlias = tuple[Any, ...]
+_F = TypeVar("_F", bound=Callable[..., object])
 
 # A freed node's _ctx is (FREED_TAG, qualname): the first item tells it from a live node's backward.
 FREED_TAG = "freed"
@@ -58,31 +66,33 @@ CLOCK = [0]
 
 # Non-leaf tensors whose .grad backward keeps (retain_grad()): id -> weak reference, so they still
 # die. (A WeakSet would compare tensors with ==, which is elementwise.)
-RETAINED: dict[int, weakref.ref] = {}
+RETAINED: dict[int, weakref.ref[Tensor]] = {}
 
 
-def retain(t) -> None:
+def retain(t: Tensor) -> None:
+    """Keep ``t``'s gradient after backward (``Tensor.retain_grad``), for as long as ``t`` lives."""
     key = id(t)
     RETAINED[key] = weakref.ref(t, lambda _ref: RETAINED.pop(key, None))
 
 
-def is_retained(t) -> bool:
+def is_retained(t: Tensor) -> bool:
+    """Whether ``retain_grad()`` was called on ``t``."""
     ref = RETAINED.get(id(t))
     return ref is not None and ref() is t
 
 
 # Backward functions (or, for generated binary ops, their per-op gradient rules) that read no
 # saved array: a change to their inputs after the forward pass cannot make them wrong.
-NO_SAVED_DATA: set = set()
+NO_SAVED_DATA: set[Callable[..., object]] = set()
 
 
-def saves_nothing(fn):
+def saves_nothing(fn: _F) -> _F:
     """Mark a backward function (or binary gradient rule) that uses only shapes, never saved data."""
     NO_SAVED_DATA.add(fn)
     return fn
 
 
-def mark_modified(t) -> None:
+def mark_modified(t: Tensor) -> None:
     """Record that ``t``'s storage was changed in place (optimizer steps, ``add_``, ``x[i] = v``)."""
     CLOCK[0] += 1
     cell = getattr(t, "_version", None)
@@ -92,7 +102,7 @@ def mark_modified(t) -> None:
         cell[0] = CLOCK[0]
 
 
-def share_version(base, view) -> None:
+def share_version(base: Tensor, view: Tensor) -> None:
     """``view`` shares ``base``'s storage: a change through either is seen by both."""
     cell = getattr(base, "_version", None)
     if cell is None:
@@ -100,25 +110,26 @@ def share_version(base, view) -> None:
     view._version = cell
 
 
-def _modified_after(t, stamp) -> bool:
+def _modified_after(t: Tensor, stamp: int) -> bool:
     cell = getattr(t, "_version", None)
     return cell is not None and cell[0] > stamp
 
 
-def _reads_saved_data(ctx) -> bool:
+def _reads_saved_data(ctx: Ctx) -> bool:
     if ctx[0] in NO_SAVED_DATA:
         return False
     rule = ctx[2] if len(ctx) > 2 else None  # a generated op's gradient rule, if any
     return not (callable(rule) and rule in NO_SAVED_DATA)
 
 
-def _name_source(ctx):
+def _name_source(ctx: Ctx) -> object:
     """The function whose name names a live node's op: a generated op's rule, else its backward."""
     return ctx[2] if len(ctx) > 2 and callable(ctx[2]) else ctx[0]
 
 
-def _qualname(fn) -> str:
-    return getattr(fn, "__qualname__", None) or type(fn).__name__
+def _qualname(fn: object) -> str:
+    qualname: str | None = getattr(fn, "__qualname__", None)
+    return qualname or type(fn).__name__
 
 
 def _short_name(qualname: str) -> str:
@@ -128,12 +139,12 @@ def _short_name(qualname: str) -> str:
     return name
 
 
-def op_name(ctx) -> str:
+def op_name(ctx: Ctx) -> str:
     """A readable name of the op behind a node, for error messages."""
     return _short_name(_qualname(_name_source(ctx)))
 
 
-def _check_not_modified(node, ctx) -> None:
+def _check_not_modified(node: Tensor, ctx: Ctx) -> None:
     stamp = node._stamp
     stale = [t for t in (node, *ctx[1]) if _modified_after(t, stamp)]
     if stale and _reads_saved_data(ctx):
@@ -144,27 +155,29 @@ def _check_not_modified(node, ctx) -> None:
         )
 
 
-def _topological_order(root):
+def _topological_order(root: Tensor) -> list[Tensor]:
     """Non-leaf nodes reachable from root, parents before children (iterative post-order DFS).
 
     Tensors are keys of sets and dicts here: their hash is their identity, and distinct live
     objects never share one, so the elementwise ``__eq__`` is never asked.
     """
-    order = []
-    visited: set = set()
+    order: list[Tensor] = []
+    visited: set[Tensor] = set()
     # A node is pushed as itself to be expanded and, once expanded, as a 1-tuple to be emitted.
-    stack: list = [root]
+    stack: list[Tensor | tuple[Tensor]] = [root]
     push, pop, seen = stack.append, stack.pop, visited.add
     while stack:
         node = pop()
-        if type(node) is tuple:
+        if isinstance(node, tuple):
             order.append(node[0])
             continue
         if node in visited:
             continue
         seen(node)
         push((node,))
-        for parent in node._ctx[1]:
+        node_ctx = node._ctx
+        assert node_ctx is not None  # only nodes are pushed, never leaves
+        for parent in node_ctx[1]:
             ctx = parent._ctx
             if ctx is None or not parent.requires_grad or parent in visited:
                 continue
@@ -177,7 +190,7 @@ def _topological_order(root):
     return order
 
 
-def run_backward(root, seed, retain_graph: bool = False) -> None:
+def run_backward(root: Tensor, seed: Array, retain_graph: bool = False) -> None:
     """Propagate ``seed`` (d out / d root) to every leaf that requires grad."""
     if root._ctx is not None and root._ctx[0] is FREED_TAG:
         raise RuntimeError("backward() called a second time on a freed graph; pass retain_graph=True the first time")
@@ -187,7 +200,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
     order = _topological_order(root)
     retained = RETAINED
     clock = CLOCK[0]
-    pending = {root: seed}  # node -> the gradient summed so far
+    pending: dict[Tensor, Array] = {root: seed}  # node -> the gradient summed so far
     handed_out: set[int] = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
     previous = GRAD_ENABLED[0], RETAINING[0]
     GRAD_ENABLED[0] = False
@@ -196,6 +209,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
         for node in reversed(order):
             grad = pending.pop(node, None)
             ctx = node._ctx
+            assert ctx is not None  # the walk holds only nodes
             if not retain_graph:  # keep only the op's name (for grad_fn), never the function itself
                 fn = ctx[2] if len(ctx) > 2 and callable(ctx[2]) else ctx[0]  # _name_source, inline
                 node._ctx = (FREED_TAG, getattr(fn, "__qualname__", None))
@@ -227,7 +241,7 @@ def run_backward(root, seed, retain_graph: bool = False) -> None:
         GRAD_ENABLED[0], RETAINING[0] = previous
 
 
-def _accumulate_leaf(leaf, grad, handed_out) -> None:
+def _accumulate_leaf(leaf: Tensor, grad: Array, handed_out: set[int]) -> None:
     if isinstance(grad, np.generic):  # numpy reduces to a scalar where a 0-d leaf wants an array
         grad = np.array(grad)
     data = leaf._data
@@ -236,7 +250,7 @@ def _accumulate_leaf(leaf, grad, handed_out) -> None:
     _add_to_grad(leaf, grad, handed_out)
 
 
-def _add_to_grad(t, grad, handed_out) -> None:
+def _add_to_grad(t: Tensor, grad: Array, handed_out: set[int]) -> None:
     """Add ``grad`` into ``t``'s gradient. The first one is stored as the array itself (never one
     that another tensor's gradient already holds); the ``grad`` property wraps it in a Tensor when
     first read. Later ones replace the array with the sum, inside that Tensor once it exists, so a
@@ -254,7 +268,7 @@ def _add_to_grad(t, grad, handed_out) -> None:
         t._grad = _sum(current, grad)
 
 
-def _sum(a, b):
+def _sum(a: Array, b: Array) -> Array:
     total = a + b
     return np.asarray(total) if isinstance(total, np.generic) else total  # 0-d numpy sums are scalars
 
@@ -266,7 +280,7 @@ class OutputGrads:
 
     __slots__ = ("grads",)
 
-    def __init__(self, grads: list) -> None:
+    def __init__(self, grads: list[Array | None]) -> None:
         self.grads = grads
 
     def __add__(self, other: OutputGrads) -> OutputGrads:
@@ -278,10 +292,10 @@ class OutputGrads:
 
 
 @saves_nothing
-def output_backward(g, namer, index, count):
+def output_backward(g: Array, namer: object, index: int, count: int) -> tuple[OutputGrads]:
     """The node of output ``index`` of ``count``: its gradient goes to that slot of the shared node.
     ``namer`` (the shared node's name source) names it, so it keeps the name once freed."""
-    grads = [None] * count
+    grads: list[Array | None] = [None] * count
     grads[index] = g
     return (OutputGrads(grads),)
 
@@ -323,36 +337,43 @@ class Node:
 
     __slots__ = ("_tensor",)
 
-    def __init__(self, tensor) -> None:
+    def __init__(self, tensor: Tensor) -> None:
         self._tensor = tensor  # the tensor whose _ctx this is (the hidden one for several outputs)
+
+    @property
+    def _ctx(self) -> Ctx:
+        """The step's ``_ctx``, live or freed (a Node is made only for a tensor an op made)."""
+        ctx = self._tensor._ctx
+        assert ctx is not None
+        return ctx
 
     def name(self) -> str:
         """The node's name, e.g. ``"MulBackward0"``, or ``"ExpBackward"`` for a Function ``Exp``."""
-        ctx = self._tensor._ctx
+        ctx = self._ctx
         if ctx[0] is FREED_TAG:
             return node_name(ctx[1])
         return node_name(_qualname(_name_source(ctx)))
 
     @property
-    def next_functions(self) -> tuple:
+    def next_functions(self) -> tuple[Edge, ...]:
         """One ``(node, output index)`` pair per input: ``(None, 0)`` for an input that needs no
         gradient, ``AccumulateGrad`` for a leaf that does (ops with a Python number as an operand
         list only their tensor inputs; PyTorch lists the number too)."""
-        ctx = self._tensor._ctx
+        ctx = self._ctx
         if ctx[0] is FREED_TAG:
             raise RuntimeError(f"next_functions of {self.name()}: {FREED_MESSAGE}")
         return tuple(_edge(parent) for parent in ctx[1])
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:  # a custom Function's node shows its ctx's attributes
         # A custom Function's node also shows its ctx (custom_function.FunctionNode); once the graph
         # is freed only its name is left, and asking for the rest is PyTorch's error.
         if not name.startswith("_"):
-            ctx = self._tensor._ctx
+            ctx = self._ctx
             if ctx[0] is FREED_TAG and (ctx[1] or "").endswith("Backward"):
                 raise RuntimeError(f"{name} of {self.name()}: {FREED_MESSAGE}")
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Node) and other._tensor is self._tensor
 
     def __hash__(self) -> int:
@@ -367,16 +388,16 @@ class AccumulateGrad:
     ``variable.grad``. ``name()`` is ``"AccumulateGrad"`` (PyTorch: "torch::autograd::AccumulateGrad")."""
 
     __slots__ = ("variable",)
-    next_functions: tuple = ()
+    next_functions: tuple[Edge, ...] = ()
 
-    def __init__(self, variable) -> None:
+    def __init__(self, variable: Tensor) -> None:
         self.variable = variable
 
     def name(self) -> str:
         """``"AccumulateGrad"``."""
         return "AccumulateGrad"
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, AccumulateGrad) and other.variable is self.variable
 
     def __hash__(self) -> int:
@@ -386,7 +407,11 @@ class AccumulateGrad:
         return f"<AccumulateGrad object at {id(self.variable):#x}>"
 
 
-def _edge(t) -> tuple:
+# One entry of ``next_functions``: (the input's node, or None where it needs no gradient; which output).
+Edge: TypeAlias = tuple["Node | AccumulateGrad | None", int]
+
+
+def _edge(t: Tensor) -> Edge:
     if not t.requires_grad:
         return (None, 0)
     ctx = t._ctx
@@ -397,7 +422,7 @@ def _edge(t) -> tuple:
     return (grad_fn(t), 0)
 
 
-def grad_fn(t):
+def grad_fn(t: Tensor) -> Node | None:
     """``t.grad_fn``: None for a leaf, else the Node of the step that made ``t`` (an instance of a
     custom Function's node class where ``_ctx[2]`` is one)."""
     ctx = t._ctx
@@ -406,6 +431,7 @@ def grad_fn(t):
     if ctx[0] is output_backward:  # one output of several: the shared node
         t = ctx[1][0]
         ctx = t._ctx
+        assert ctx is not None  # the outputs' shared hidden tensor is a node
     kind = ctx[2] if len(ctx) > 2 else None
     if isinstance(kind, type) and issubclass(kind, Node):
         return kind(t)

@@ -7,14 +7,20 @@ imports CuPy or asks whether a GPU exists (``devices.backend_for`` does that).
 
 from __future__ import annotations
 
+import builtins
 import operator
+from typing import SupportsIndex, TypeAlias
 
 from .errors import DeviceError
+
+# A parsed device: its kind ("cpu", "cuda", "strict") and, for "cuda", the device number or None
+# (the current device); for "strict", the test device's name.
+ParsedDevice: TypeAlias = tuple[str, int | str | None]
 
 _EXPECTED = "expected 'cpu', 'cuda', 'cuda:N' (N a device number) or 'strict:NAME' (array_api_strict's test devices)"
 
 
-def parse_device(spec) -> tuple[str, object]:
+def parse_device(spec: object) -> ParsedDevice:
     """Split a device string (or ``tt.device``) into (kind, index-or-name), or raise DeviceError naming it."""
     if not isinstance(spec, str):
         raise DeviceError(f"a device must be a string such as 'cpu' or 'cuda:0', got {spec!r}")
@@ -44,7 +50,7 @@ class device(str):  # lower case: PyTorch's name
 
     __slots__ = ()
 
-    def __new__(cls, type, index=None):  # noqa: A002 - PyTorch's keyword name
+    def __new__(cls, type: str, index: SupportsIndex | None = None) -> device:  # noqa: A002 - PyTorch's keyword name
         if index is None:
             if isinstance(type, device):
                 return type
@@ -74,7 +80,7 @@ class device(str):  # lower case: PyTorch's name
         return str(self).partition(":")[0]
 
     @property
-    def index(self):
+    def index(self) -> int | str | None:  # type: ignore[override]  # PyTorch's property hides str.index()
         """The CUDA device number (None for ``"cuda"``, the current one, and for ``"cpu"``); for a
         ``strict:`` test device, its name."""
         return parse_device(self)[1]
@@ -85,7 +91,7 @@ class device(str):  # lower case: PyTorch's name
             return f"device(type={self.type!r})"
         return f"device(type={self.type!r}, index={index!r})"
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[builtins.type[device], tuple[str]]:
         return (device, (str(self),))
 
 

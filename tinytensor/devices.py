@@ -13,10 +13,12 @@ from typing import TypedDict
 
 import numpy as np
 
+from .array_types import Array
 from .backend import Backend
 from .cuda.backend import CupyBackend
 from .cuda.status import cuda_status, require_cuda
-from .device_names import parse_device
+from .device_names import ParsedDevice
+from .device_names import parse_device as parse_device  # re-exported: ops and nn take it from here
 from .errors import DeviceError
 from .numpy_backend import NUMPY
 from .strict_backend import StrictBackend
@@ -34,7 +36,7 @@ class _LazyBackends(TypedDict, total=False):
 _lazy: _LazyBackends = {}
 
 
-def backend_of(data) -> Backend:
+def backend_of(data: Array) -> Backend:
     """The backend for an array (numpy, cupy or array_api_strict)."""
     backend = _BY_TYPE.get(type(data))
     if backend is None:
@@ -42,7 +44,7 @@ def backend_of(data) -> Backend:
     return backend
 
 
-def _resolve(array_type) -> Backend:
+def _resolve(array_type: type) -> Backend:
     module = array_type.__module__.split(".")[0]
     backend: Backend
     if module == "cupy":
@@ -82,25 +84,27 @@ def _strict_backend() -> StrictBackend:
     return _lazy["strict"]
 
 
-def same_device(kind_index, data) -> bool:
+def same_device(kind_index: ParsedDevice, data: Array) -> bool:
+    """Whether ``data`` is on the parsed device (for ``"cuda"`` without an index: on any GPU)."""
     kind, index = kind_index
     backend = backend_of(data)
     if backend.kind != kind:
         return False
     if kind == "cuda":
-        return index is None or data.device.id == index
+        device_id: int = data.device.id
+        return index is None or device_id == index
     if kind == "strict":
-        return backend.device(data) == "strict:" + index
+        return backend.device(data) == f"strict:{index}"
     return True
 
 
-def backend_for(kind_index) -> Backend:
+def backend_for(kind_index: ParsedDevice) -> Backend:
     """The backend that holds arrays of a parsed device; CUDA is checked for usability first."""
     kind, index = kind_index
     if kind == "cuda":
         require_cuda()
         count = cuda_status().device_count
-        if index is not None and index >= count:
+        if isinstance(index, int) and index >= count:  # a CUDA index is an int or None
             visible = "cuda:0" if count == 1 else f"cuda:0 to cuda:{count - 1}"
             raise DeviceError(
                 f"device 'cuda:{index}' does not exist: {count} CUDA device{'s' if count != 1 else ''} "
@@ -112,12 +116,12 @@ def backend_for(kind_index) -> Backend:
     return NUMPY
 
 
-def device_of(data) -> tuple[str, object]:
+def device_of(data: Array) -> ParsedDevice:
     """The parsed device (kind, index) that holds ``data``, as ``transfer`` takes it."""
     return parse_device(backend_of(data).device(data))
 
 
-def transfer(data, kind_index):
+def transfer(data: Array, kind_index: ParsedDevice) -> Array:
     """Copy ``data`` to the parsed device; returns ``data`` itself when it is already there."""
     if same_device(kind_index, data):
         return data

@@ -7,11 +7,19 @@ infinity and values out of the target's range instead of producing garbage.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
+
+from .array_types import Array, DType
+
+if TYPE_CHECKING:  # checked_cast runs on the array's backend, a layer above
+    from .backend import Backend
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
-NAMES = {
+NAMES: dict[str, type[np.generic]] = {
     "float16": np.float16,
     "float32": np.float32,
     "float64": np.float64,
@@ -25,12 +33,13 @@ SUPPORTED = frozenset(np.dtype(t) for t in NAMES.values())
 _PYTHON_KIND = {"b": np.dtype(np.bool_), "i": np.dtype(np.int64), "u": np.dtype(np.int64), "f": DEFAULT_FLOAT}
 
 
-def numpy_dtype(dtype) -> np.dtype:
+def numpy_dtype(dtype: DType) -> np.dtype:
     """The numpy dtype behind a numpy, CuPy or array_api_strict dtype."""
-    return np.dtype(getattr(dtype, "_np_dtype", dtype))
+    resolved: np.dtype = np.dtype(getattr(dtype, "_np_dtype", dtype))
+    return resolved
 
 
-def resolve(dtype, fn: str = "dtype"):
+def resolve(dtype: object, fn: str = "dtype") -> np.dtype | None:
     """A numpy dtype from a name ("float32"), a numpy type or dtype, or an array_api_strict dtype.
 
     None stays None. Anything else, and dtypes tinytensor does not support, raise TypeError.
@@ -76,11 +85,12 @@ def result_dtype(a: np.dtype, b: np.dtype, a_is_0d: bool = False, b_is_0d: bool 
     return np.promote_types(a, b)
 
 
-def is_float(dtype) -> bool:
+def is_float(dtype: DType) -> bool:
+    """Whether ``dtype`` (numpy's, CuPy's or array_api_strict's) is a floating-point dtype."""
     return numpy_dtype(dtype).kind == "f"
 
 
-def from_python(value, fn: str = "tensor()") -> np.ndarray:
+def from_python(value: object, fn: str = "tensor()") -> np.ndarray:
     """A numpy array from a Python number or nested list, with PyTorch's dtype rules."""
     if value is None or isinstance(value, (str, bytes)):
         raise TypeError(
@@ -109,7 +119,7 @@ def from_python(value, fn: str = "tensor()") -> np.ndarray:
     return array.astype(_PYTHON_KIND[kind], copy=False)
 
 
-def check_array_dtype(dtype, fn: str) -> None:
+def check_array_dtype(dtype: DType, fn: str) -> None:
     """Refuse arrays whose dtype tinytensor cannot compute with (complex, object, strings...)."""
     kind = numpy_dtype(dtype).kind
     if kind == "c":
@@ -118,7 +128,7 @@ def check_array_dtype(dtype, fn: str) -> None:
         raise TypeError(f"{fn}: arrays of dtype {dtype} are not supported: only numbers and bools")
 
 
-def checked_cast(data, dtype, backend, fn: str = "to()"):
+def checked_cast(data: Array, dtype: npt.DTypeLike, backend: Backend, fn: str = "to()") -> Array:
     """``data`` cast to numpy dtype ``dtype`` on its own backend; refuses casts that would lose values.
 
     Float to integer: NaN, infinity and out-of-range values raise ValueError (numpy would give

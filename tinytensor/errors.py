@@ -1,5 +1,7 @@
 """Exceptions that name the problem (devices, shapes, CUDA availability)."""
 
+from __future__ import annotations
+
 
 class DeviceError(RuntimeError):
     """Tensors on different devices were combined, or a device string is unknown."""

@@ -2,48 +2,53 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .activation_math import ACTIVATIONS
-from .backend import Backend
+from .array_types import Array, DType, Shape
+from .backend import Axis, Backend, DeviceIndex, SavedXent
 
 
 class NumpyBackend(Backend):
+    """numpy arrays: the CPU."""
+
     name = "numpy"
     kind = "cpu"
     xp = np
 
-    def device(self, data):
+    def device(self, data: Array) -> str:
         return "cpu"
 
-    def zeros(self, shape, dtype, like):
+    def zeros(self, shape: Shape, dtype: DType, like: Array) -> Array:
         return np.zeros(shape, dtype)
 
-    def full(self, shape, value, dtype, like):
+    def full(self, shape: Shape, value: float, dtype: DType, like: Array) -> Array:
         return np.full(shape, value, dtype)
 
-    def full_on(self, shape, value, dtype, index):
+    def full_on(self, shape: Shape, value: float, dtype: DType, index: DeviceIndex) -> Array:
         return np.full(shape, value, dtype)
 
-    def arange(self, n, like):
+    def arange(self, n: int, like: Array) -> Array:
         return np.arange(n)
 
-    def asarray(self, value, dtype, like):
+    def asarray(self, value: object, dtype: DType, like: Array) -> Array:
         return np.asarray(value, dtype)
 
-    def scatter_add(self, target, key, values):
+    def scatter_add(self, target: Array, key: Any, values: Array) -> Array:
         np.add.at(target, key, values)
         return target
 
-    def uniform(self, shape, dtype, like, seed):
+    def uniform(self, shape: Shape, dtype: DType, like: Array, seed: int) -> Array:
         return np.random.default_rng(seed).random(shape, dtype=np.dtype(dtype))
 
     # The loss runs every training step on small arrays, where each numpy call's own overhead is
     # the cost: these use ufunc reductions directly, fancy indexing and in-place updates.
-    def sum(self, x, axis=None):
+    def sum(self, x: Array, axis: Axis = None) -> Array:
         return np.add.reduce(x, axis=axis)  # np.sum's Python wrapper costs more than the sum
 
-    def relu_fresh(self, x):
+    def relu_fresh(self, x: Array) -> Array:
         # numpy's maximum of an array and a scalar runs a loop several times slower than that of
         # two arrays, so relu takes the maximum with (slices of) a cached block of zeros
         if x.dtype.kind != "f" or not x.flags.c_contiguous:
@@ -59,21 +64,31 @@ class NumpyBackend(Backend):
             np.maximum(part, zeros[: part.size], out=part)
         return x
 
-    def linear_grad(self, g2, pre, out, how, activation, has_bias, need_b):
+    def linear_grad(
+        self,
+        g2: Array,
+        pre: Array,
+        out: Array,
+        how: str | None,
+        activation: str | None,
+        has_bias: bool,
+        need_b: bool,
+    ) -> tuple[Array, Array | None]:
         gpre = g2 if activation is None else ACTIVATIONS[activation].grad(self, g2, pre, out)
         if not need_b:
             return gpre, None
         # the bias gradient (column sums) as a BLAS matrix-vector product: numpy's reduction
         # over the first axis takes about twice as long
-        ones = _constant(1, gpre.dtype, gpre.shape[0]) if gpre.dtype.char in "fd" else None
+        rows = gpre.shape[0]
+        ones = _constant(1, gpre.dtype, rows) if gpre.dtype.char in "fd" and rows <= _BLOCK else None
         return gpre, (np.add.reduce(gpre, axis=0) if ones is None else ones @ gpre)
 
-    def labels_outside(self, labels, n):
+    def labels_outside(self, labels: Array, n: int) -> bool:
         # One pass: seen as unsigned, a negative label is huge, so one max covers both ends.
         unsigned = labels.view(labels.dtype.str.replace("i", "u")) if labels.dtype.kind == "i" else labels
         return bool(labels.size) and bool(np.maximum.reduce(unsigned, axis=None) >= n)
 
-    def softmax_xent(self, x, labels):
+    def softmax_xent(self, x: Array, labels: Array) -> tuple[Array, SavedXent]:
         n, c = x.shape
         if c <= 32 < n:
             # numpy reduces along a short last axis row by row; the rows of a transposed copy
@@ -83,7 +98,7 @@ class NumpyBackend(Backend):
             top = np.maximum.reduce(x, axis=1, keepdims=True)
         shifted = x - top
         exps = np.exp(shifted)
-        ones = _constant(1, x.dtype, c) if x.dtype.char in "fd" else None
+        ones = _constant(1, x.dtype, c) if x.dtype.char in "fd" and c <= _BLOCK else None
         # row sums as a BLAS matrix-vector product where it can (faster than the reduction)
         sums = np.add.reduce(exps, axis=1, keepdims=True) if ones is None else (exps @ ones).reshape(n, 1)
         rows = np.log(sums).reshape(-1)
@@ -91,39 +106,37 @@ class NumpyBackend(Backend):
         rows -= shifted[positions]
         return rows, (exps, sums, positions)
 
-    def softmax_xent_grad(self, saved, labels, scale):
+    def softmax_xent_grad(self, saved: SavedXent, labels: Array, scale: Array) -> Array:
         exps, sums, positions = saved
         grad = exps / sums  # a new array: the in-place steps below change nothing saved
         grad[positions] -= 1
         grad *= scale
         return grad
 
-    def pick_columns(self, x, labels):
+    def pick_columns(self, x: Array, labels: Array) -> Array:
         return x[np.arange(x.shape[0]), labels]
 
-    def onehot(self, labels, n_classes, dtype, like):
+    def onehot(self, labels: Array, n_classes: int, dtype: DType, like: Array) -> Array:
         return np.eye(n_classes, dtype=dtype)[labels]
 
-    def to_numpy(self, data):
+    def to_numpy(self, data: np.ndarray) -> np.ndarray:
         return data
 
-    def from_numpy(self, array, index):
+    def from_numpy(self, array: np.ndarray, index: DeviceIndex) -> Array:
         return array
 
-    def is_float(self, data):
+    def is_float(self, data: np.ndarray) -> bool:
         return data.dtype.kind == "f"
 
 
 # Read-only blocks of one value (relu's zeros, the ones that turn sums into BLAS products), one
 # per value and dtype, sliced to the length needed; longer arrays go block by block or without.
 _BLOCK = 1 << 15
-_BLOCKS: dict = {}
+_BLOCKS: dict[tuple[int, DType], np.ndarray] = {}
 
 
-def _constant(value, dtype, n: int):
-    """``n`` (at most ``_BLOCK``) elements equal to ``value``, read-only; None when n is larger."""
-    if n > _BLOCK:
-        return None
+def _constant(value: int, dtype: DType, n: int) -> np.ndarray:
+    """``n`` (at most ``_BLOCK``) elements equal to ``value``, read-only."""
     block = _BLOCKS.get((value, dtype))
     if block is None:
         block = _BLOCKS[(value, dtype)] = np.full(_BLOCK, value, dtype)

@@ -14,7 +14,7 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data, requires_grad: bool = True):
+    def __init__(self, data: object, requires_grad: bool = True) -> None:
         super().__init__(data._data if isinstance(data, Tensor) else data)
         if requires_grad:
             self.requires_grad_(True)

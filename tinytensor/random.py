@@ -22,16 +22,16 @@ _SEED_LOW, _SEED_HIGH = -(2**63), 2**64
 DEFAULT_SEED = 67280421310721
 
 
-def _check_seed(seed, where: str) -> int:
+def _check_seed(seed: object, where: str) -> int:
     if isinstance(seed, bool):
         raise TypeError(f"{where}: seed must be an int, got bool")
     try:
-        seed = operator.index(seed)
+        number = operator.index(seed)  # type: ignore[arg-type]  # any object: index() decides, its TypeError is ours
     except TypeError:
         raise TypeError(f"{where}: seed must be an int, got {type(seed).__name__}") from None
-    if not _SEED_LOW <= seed < _SEED_HIGH:
-        raise ValueError(f"{where}: seed must be in [-2**63, 2**64), got {seed}")
-    return seed % _SEED_HIGH
+    if not _SEED_LOW <= number < _SEED_HIGH:
+        raise ValueError(f"{where}: seed must be in [-2**63, 2**64), got {number}")
+    return number % _SEED_HIGH
 
 
 def manual_seed(seed: int) -> None:
@@ -45,6 +45,7 @@ def generator() -> np.random.Generator:
 
 
 def next_seed() -> int:
+    """A seed drawn from the global stream, for draws a backend makes itself (dropout masks)."""
     return int(_state["rng"].integers(0, 2**63 - 1))
 
 
@@ -62,7 +63,7 @@ class Generator:
 
     __slots__ = ("_device", "_initial_seed", "rng")
 
-    def __init__(self, device: str = "cpu"):
+    def __init__(self, device: str = "cpu") -> None:
         self._device = device_names.device(device)
         self.manual_seed(DEFAULT_SEED)
 
@@ -92,7 +93,7 @@ class Generator:
         return f"Generator(initial_seed={self._initial_seed}{where})"
 
 
-def rng_for(generator, kind: str, fn: str) -> np.random.Generator:
+def rng_for(generator: object, kind: str, fn: str) -> np.random.Generator:
     """The numpy stream a draw for a result on a device of ``kind`` ("cpu", "cuda", "strict") takes:
     ``generator``'s, or the global one when it is None. As in PyTorch, the generator must be made
     for that type of device."""

@@ -6,18 +6,32 @@ As for ``randn``, the random numbers are drawn on the host (from the global stre
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from . import autograd
 from .argcheck import int_at_least
+from .array_types import Array, DType, Shape
 from .creation import _finish, _float_dtype, _number, _place, _rng, _shape
 from .devices import backend_of, device_of, transfer
 from .dtypes import is_float, numpy_dtype
 from .errors import DeviceError, ShapeError
+from .random import Generator
 from .tensor import Tensor, wrap
 
 
-def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def normal(
+    mean: Tensor | float,
+    std: Tensor | float = 1.0,
+    size: int | Sequence[int] | None = None,
+    *,
+    generator: Generator | None = None,
+    dtype: npt.DTypeLike | None = None,
+    device: str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """Normal samples, in PyTorch's forms: ``normal(mean, std, size)`` with numbers (float32 by
     default; ``dtype``, ``device`` and ``requires_grad`` apply to this form only), or a tensor
     ``mean`` and/or ``std``, broadcast against each other, giving their shape and device and
@@ -45,7 +59,15 @@ def normal(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
     return _normal_of_tensors(mean, std, generator)
 
 
-def _normal_of_numbers(mean, std, size, generator, dtype, device, requires_grad) -> Tensor:
+def _normal_of_numbers(
+    mean: float,
+    std: float,
+    size: int | Sequence[int],
+    generator: Generator | None,
+    dtype: npt.DTypeLike | None,
+    device: str | None,
+    requires_grad: bool,
+) -> Tensor:
     fn = "normal()"
     mean, std = _number(mean, fn, "mean"), _number(std, fn, "std")
     if not std >= 0:  # also refuses NaN
@@ -57,7 +79,7 @@ def _normal_of_numbers(mean, std, size, generator, dtype, device, requires_grad)
     return _finish(_place(host, device), requires_grad)
 
 
-def _normal_of_tensors(mean, std, generator) -> Tensor:
+def _normal_of_tensors(mean: Tensor | float, std: Tensor | float, generator: Generator | None) -> Tensor:
     fn = "normal()"
     tensors = [(name, t) for name, t in (("mean", mean), ("std", std)) if isinstance(t, Tensor)]
     for name, t in tensors:
@@ -65,14 +87,18 @@ def _normal_of_tensors(mean, std, generator) -> Tensor:
             raise TypeError(f"{fn}: {name} must be a floating-point tensor, got dtype {t.dtype}")
     devices = {str(t.device) for _, t in tensors}
     if len(devices) > 1:
-        raise DeviceError(f"{fn}: mean is on {mean.device} and std on {std.device}; move one with .to()")
+        (_, mean_tensor), (_, std_tensor) = tensors  # both are tensors: one alone is on one device
+        raise DeviceError(f"{fn}: mean is on {mean_tensor.device} and std on {std_tensor.device}; move one with .to()")
     like = tensors[0][1]._data
     backend = backend_of(like)
     xp = backend.xp
     try:
         shape = np.broadcast_shapes(*(tuple(t.shape) for _, t in tensors))
     except ValueError:
-        raise ShapeError(f"{fn}: mean of shape {mean.shape} and std of shape {std.shape} cannot be broadcast") from None
+        (_, mean_tensor), (_, std_tensor) = tensors  # both are tensors: one alone broadcasts with itself
+        raise ShapeError(
+            f"{fn}: mean of shape {mean_tensor.shape} and std of shape {std_tensor.shape} cannot be broadcast"
+        ) from None
     dtype = numpy_dtype(tensors[0][1].dtype)  # mean's dtype, else std's: as PyTorch, no promotion
     if isinstance(std, Tensor):
         if not bool(xp.all(std._data >= 0)):
@@ -93,13 +119,19 @@ def _normal_of_tensors(mean, std, generator) -> Tensor:
 
 
 @autograd.saves_nothing
-def _zero_gradients(g, shapes_dtypes):
+def _zero_gradients(g: Array, shapes_dtypes: tuple[tuple[Shape, DType], ...]) -> tuple[Array, ...]:
     # PyTorch's normal has a zero gradient for its mean and std: the sample is not reparameterised.
     backend = backend_of(g)
     return tuple(backend.zeros(shape, dtype, g) for shape, dtype in shapes_dtypes)
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None) -> Tensor:  # noqa: A002
+def multinomial(
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    num_samples: int,
+    replacement: bool = False,
+    *,
+    generator: Generator | None = None,
+) -> Tensor:
     """Category indices (int64) drawn from the probabilities in each row of ``input`` (1-D: one
     distribution; 2-D: one per row, giving ``(rows, num_samples)``). The rows need not sum to 1.
 

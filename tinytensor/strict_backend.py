@@ -3,9 +3,12 @@ test suite catches device-placement bugs that would break on a GPU (devices ``"s
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from .backend import Backend
+from .array_types import Array, DType, Namespace, Shape
+from .backend import Backend, DeviceIndex
 
 
 class StrictBackend(Backend):
@@ -14,34 +17,34 @@ class StrictBackend(Backend):
     name = "array_api_strict"
     kind = "strict"
 
-    def __init__(self, module):
+    def __init__(self, module: Namespace) -> None:
         self.xp = module
 
-    def device(self, data):
+    def device(self, data: Array) -> str:
         return "strict:" + _strict_device_name(data.device)
 
-    def zeros(self, shape, dtype, like):
+    def zeros(self, shape: Shape, dtype: DType, like: Array) -> Array:
         return self.xp.zeros(shape, dtype=self._dtype(dtype), device=like.device)
 
-    def full(self, shape, value, dtype, like):
+    def full(self, shape: Shape, value: float, dtype: DType, like: Array) -> Array:
         return self.xp.full(shape, value, dtype=self._dtype(dtype), device=like.device)
 
-    def full_on(self, shape, value, dtype, index):
+    def full_on(self, shape: Shape, value: float, dtype: DType, index: DeviceIndex) -> Array:
         return self.xp.full(shape, value, dtype=self._dtype(dtype), device=self.xp.Device(index))
 
-    def _dtype(self, dtype):
+    def _dtype(self, dtype: DType) -> DType:
         # numpy dtypes name the strict ones
         if dtype is None or hasattr(dtype, "_np_dtype"):
             return dtype
         return getattr(self.xp, np.dtype(dtype).name)
 
-    def arange(self, n, like):
+    def arange(self, n: int, like: Array) -> Array:
         return self.xp.arange(n, device=like.device)
 
-    def asarray(self, value, dtype, like):
+    def asarray(self, value: object, dtype: DType, like: Array) -> Array:
         return self.xp.asarray(value, dtype=self._dtype(dtype), device=like.device)
 
-    def scatter_add(self, target, key, values):
+    def scatter_add(self, target: Array, key: Any, values: Array) -> Array:
         # The array API has no scatter-add; gathers along axis 0 are the only advanced keys the
         # library makes, so a one-hot matmul is exact (repeated indices add up).
         xp = self.xp
@@ -60,32 +63,32 @@ class StrictBackend(Backend):
         target += xp.reshape(xp.matrix_transpose(onehot) @ flat_vals, target.shape)
         return target
 
-    def uniform(self, shape, dtype, like, seed):
+    def uniform(self, shape: Shape, dtype: DType, like: Array, seed: int) -> Array:
         host = np.random.default_rng(seed).random(shape, dtype=np.float32)
         return self.xp.asarray(host, dtype=self._dtype(dtype), device=like.device)
 
-    def to_numpy(self, data):
+    def to_numpy(self, data: Array) -> np.ndarray:
         cpu = self.xp.__array_namespace_info__().default_device()
         return np.asarray(data.to_device(cpu))
 
-    def from_numpy(self, array, index):
+    def from_numpy(self, array: np.ndarray, index: DeviceIndex) -> Array:
         return self.xp.asarray(array, device=self.xp.Device(index))
 
-    def copy(self, data):
+    def copy(self, data: Array) -> Array:
         return self.xp.asarray(data, copy=True)
 
-    def masked(self, values, keep):
+    def masked(self, values: Array, keep: Array) -> Array:
         return self.xp.where(keep, values, 0)  # the array API does not multiply floats by booleans
 
-    def astype(self, data, dtype):
+    def astype(self, data: Array, dtype: DType) -> Array:
         target = self._dtype(dtype)
         return data if data.dtype == target else self.xp.astype(data, target)
 
-    def is_float(self, data):
-        return self.xp.isdtype(data.dtype, "real floating")
+    def is_float(self, data: Array) -> bool:
+        return bool(self.xp.isdtype(data.dtype, "real floating"))
 
 
-def _strict_device_name(device) -> str:
+def _strict_device_name(device: object) -> str:
     # Device('device1') -> 'device1'; the class keeps the name in a private slot.
     text = repr(device)
     return text[text.index("(") + 2 : -2]

@@ -25,15 +25,16 @@ class TensorType(type):
 
     dtype: str
 
-    def __call__(cls, *args) -> Tensor:
+    def __call__(cls, *args: object) -> Tensor:
         name = cls.__name__
         if not args:
             return zeros(0, dtype=cls.dtype)
-        if all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args):
-            if any(a < 0 for a in args):
-                raise ValueError(f"{name}(): a shape holds non-negative integers, got {tuple(int(a) for a in args)}")
+        sizes = [a for a in args if isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_))]
+        if len(sizes) == len(args):
+            if any(a < 0 for a in sizes):
+                raise ValueError(f"{name}(): a shape holds non-negative integers, got {tuple(int(a) for a in sizes)}")
             # PyTorch leaves such a tensor uninitialised; here it holds zeros.
-            return zeros(*(operator.index(a) for a in args), dtype=cls.dtype)
+            return zeros(*(operator.index(a) for a in sizes), dtype=cls.dtype)
         if len(args) > 1:
             raise TypeError(
                 f"{name}(): takes data (a list, an array or a tensor) or a shape as ints, got "
@@ -41,7 +42,7 @@ class TensorType(type):
             )
         data = args[0]
         if isinstance(data, Tensor):
-            if not isinstance(data, cls):
+            if not cls.__instancecheck__(data):  # isinstance(data, cls), which checkers take for a class test
                 raise TypeError(
                     f"{name}(): expected a {cls.dtype} tensor on the CPU, got {data.dtype} on {data.device}; "
                     f"use .to({cls.dtype!r})"
@@ -51,7 +52,7 @@ class TensorType(type):
             raise TypeError(f"{name}(): data must be a sequence or an array, got {type(data).__name__}")
         return tensor(data, dtype=cls.dtype)
 
-    def __instancecheck__(cls, obj) -> bool:
+    def __instancecheck__(cls, obj: object) -> bool:
         return (
             isinstance(obj, Tensor)
             and numpy_dtype(obj.dtype) == np.dtype(cls.dtype)

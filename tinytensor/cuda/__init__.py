@@ -6,6 +6,8 @@ Importing tinytensor imports none of CuPy, the extension or the CUDA libraries: 
 first use of a GPU or of the probe.
 """
 
+from __future__ import annotations
+
 from .. import random as _random
 from .status import cuda_status
 

@@ -19,5 +19,6 @@ def support(capability: int, sass: list[int], ptx: list[int]) -> tuple[str, str]
     return "none", f"no SASS for sm_{capability} and no PTX at or below it: kernels cannot run"
 
 
-def parse_list(text: str) -> list[int]:
+def parse_list(text: object) -> list[int]:
+    """The architectures in a list such as ``"70;75;80"`` or ``"70,75"``, as ints."""
     return [int(a) for a in str(text).replace(",", ";").split(";") if a.strip()]

@@ -3,9 +3,15 @@ where the probe (``cuda.status``) found them usable."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from types import ModuleType
+from typing import Any
+
 import numpy as np
 
-from ..backend import Backend
+from ..array_types import Array, DType, Namespace, Shape
+from ..backend import Backend, DeviceIndex, SavedXent
 
 # A counter-based hash (splitmix64): random numbers without cuRAND at run time.
 _UNIFORM = (
@@ -46,58 +52,61 @@ class CupyBackend(Backend):
     name = "cupy"
     kind = "cuda"
 
-    def __init__(self, cupy_module, ext=None, fused=frozenset()):
+    def __init__(
+        self, cupy_module: Namespace, ext: ModuleType | None = None, fused: frozenset[int] = frozenset()
+    ) -> None:
         self.xp = cupy_module
         self.ext = ext
         self.fused = fused
-        self._kernels: dict[tuple, object] = {}
+        self._kernels: dict[tuple[str, ...], Callable[..., Any]] = {}
 
-    def device(self, data):
+    def device(self, data: Array) -> str:
         return f"cuda:{data.device.id}"
 
-    def device_scope(self, like):
-        return self.xp.cuda.Device(like.device.id if like is not None else None)
+    def device_scope(self, like: Array) -> AbstractContextManager[object]:
+        scope: AbstractContextManager[object] = self.xp.cuda.Device(like.device.id if like is not None else None)
+        return scope
 
-    def zeros(self, shape, dtype, like):
+    def zeros(self, shape: Shape, dtype: DType, like: Array) -> Array:
         with self.device_scope(like):
             return self.xp.zeros(shape, dtype)
 
-    def full(self, shape, value, dtype, like):
+    def full(self, shape: Shape, value: float, dtype: DType, like: Array) -> Array:
         with self.device_scope(like):
             return self.xp.full(shape, value, dtype)
 
-    def full_on(self, shape, value, dtype, index):
+    def full_on(self, shape: Shape, value: float, dtype: DType, index: DeviceIndex) -> Array:
         with self.xp.cuda.Device(index):
             return self.xp.full(shape, value, dtype)
 
-    def arange(self, n, like):
+    def arange(self, n: int, like: Array) -> Array:
         with self.device_scope(like):
             return self.xp.arange(n)
 
-    def asarray(self, value, dtype, like):
+    def asarray(self, value: object, dtype: DType, like: Array) -> Array:
         with self.device_scope(like):
             return self.xp.asarray(value, dtype)
 
-    def scatter_add(self, target, key, values):
+    def scatter_add(self, target: Array, key: Any, values: Array) -> Array:
         import cupyx
 
         cupyx.scatter_add(target, key, values)
         return target
 
-    def uniform(self, shape, dtype, like, seed):
+    def uniform(self, shape: Shape, dtype: DType, like: Array, seed: int) -> Array:
         with self.device_scope(like):
             out = self.xp.empty(shape, dtype)
             self.kernel(_UNIFORM)(np.uint64(seed), out)
             return out
 
-    def labels_outside(self, labels, n):
+    def labels_outside(self, labels: Array, n: int) -> bool:
         # one reduction kernel (and the one device-to-host read the error needs)
         if not labels.size:
             return False
         with self.device_scope(labels):
             return bool(self.kernel(_LABELS_OUTSIDE)(labels, n))
 
-    def kernel(self, spec):
+    def kernel(self, spec: tuple[str, ...]) -> Callable[..., Any]:
         # compiled by NVRTC on first use, once per process: no CUDA library beyond CuPy's is needed
         compiled = self._kernels.get(spec)
         if compiled is None:
@@ -105,7 +114,7 @@ class CupyBackend(Backend):
             compiled = self._kernels[spec] = getattr(self.xp, kind)(*args)
         return compiled
 
-    def matmul(self, x, y):
+    def matmul(self, x: Array, y: Array) -> Array:
         if self.ext is not None:
             out = self.ext.try_matmul(x, y)
             if out is not None:
@@ -127,7 +136,7 @@ class CupyBackend(Backend):
                 f"({exc}); use float32/float64, which run on the extension's cuBLAS, or pip install nvidia-cublas-cu12"
             ) from None
 
-    def linear(self, x2, w, b, activation):
+    def linear(self, x2: Array, w: Array, b: Array | None, activation: str | None) -> tuple[Array, Array, str | None]:
         if self.ext is not None and x2.device.id in self.fused:
             fused = self.ext.try_linear_forward(x2, w, b, activation)
             if fused is not None:
@@ -135,14 +144,24 @@ class CupyBackend(Backend):
         with self.device_scope(x2):
             return super().linear(x2, w, b, activation)
 
-    def linear_grad(self, g2, pre, out, how, activation, has_bias, need_b):
-        if how == "fused":
-            gpre, gb = self.ext.linear_backward(g2, pre, out, has_bias, activation)
+    def linear_grad(
+        self,
+        g2: Array,
+        pre: Array,
+        out: Array,
+        how: str | None,
+        activation: str | None,
+        has_bias: bool,
+        need_b: bool,
+    ) -> tuple[Array, Array | None]:
+        ext = self.ext
+        if how == "fused" and ext is not None:  # linear() says "fused" only when it used the extension
+            gpre, gb = ext.linear_backward(g2, pre, out, has_bias, activation)
             return gpre, (gb if need_b else None)
         with self.device_scope(g2):
             return super().linear_grad(g2, pre, out, how, activation, has_bias, need_b)
 
-    def softmax_xent(self, x, labels):
+    def softmax_xent(self, x: Array, labels: Array) -> tuple[Array, SavedXent]:
         if self.ext is not None and x.device.id in self.fused:
             fused = self.ext.try_softmax_xent_forward(x, labels)
             if fused is not None:
@@ -150,15 +169,17 @@ class CupyBackend(Backend):
         with self.device_scope(x):
             return super().softmax_xent(x, labels)
 
-    def softmax_xent_grad(self, saved, labels, scale):
-        if type(saved[0]) is str:  # ("fused", probs)
-            return self.ext.softmax_xent_backward(saved[1], labels, scale)
+    def softmax_xent_grad(self, saved: SavedXent, labels: Array, scale: Array) -> Array:
+        ext = self.ext
+        if type(saved[0]) is str and ext is not None:  # ("fused", probs), saved only when the extension ran
+            return ext.softmax_xent_backward(saved[1], labels, scale)
         with self.device_scope(saved[0]):
             return super().softmax_xent_grad(saved, labels, scale)
 
-    def to_numpy(self, data):
-        return data.get()
+    def to_numpy(self, data: Array) -> np.ndarray:
+        host: np.ndarray = data.get()
+        return host
 
-    def from_numpy(self, array, index):
+    def from_numpy(self, array: np.ndarray, index: DeviceIndex) -> Array:
         with self.xp.cuda.Device(index):
             return self.xp.asarray(array)

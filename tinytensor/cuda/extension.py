@@ -14,10 +14,17 @@ import importlib.util
 import json
 import os
 from pathlib import Path
+from types import ModuleType
+from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..array_types import Array
 from . import install
+
+# A JSON object read from a file (the library distribution's manifest.json, a build record's entry):
+# its values are whatever the JSON holds, checked where they are read.
+JsonObject: TypeAlias = dict[str, Any]
 
 # To compare against the CuPy-only path (benchmarks) or rule the extension out.
 DISABLED = os.environ.get("TINYTENSOR_DISABLE_CUDA_EXTENSION") == "1"
@@ -41,7 +48,7 @@ def _package_file(package: str, relative: str) -> Path | None:
     return None
 
 
-def _load_nvrtc(nvrtc: dict) -> tuple[str, str] | None:
+def _load_nvrtc(nvrtc: JsonObject) -> tuple[str, str] | None:
     """Load NVRTC by path from its distribution and check its CUDA minor; None, or (why not, fix)."""
     requirement = nvrtc["requirement"]  # nvidia-cuda-nvrtc-cu12==12.9.*
     path = _package_file(nvrtc["package"], nvrtc["file"])
@@ -65,7 +72,7 @@ def _load_nvrtc(nvrtc: dict) -> tuple[str, str] | None:
     return None
 
 
-def _load_cuda_libs(config: dict) -> tuple[dict | None, str | None, str | None]:
+def _load_cuda_libs(config: JsonObject) -> tuple[JsonObject | None, str | None, str | None]:
     """(manifest, None, None) once a release wheel's CUDA libraries are loaded; (None, None, None)
     for a build that links its toolkit's; (None, why not, fix) when they are missing, of another
     version, or broken.
@@ -113,7 +120,7 @@ def _load_cuda_libs(config: dict) -> tuple[dict | None, str | None, str | None]:
     return manifest, None, None
 
 
-def _load_installed_cuda_libs() -> tuple[dict | None, str | None, str | None]:
+def _load_installed_cuda_libs() -> tuple[JsonObject | None, str | None, str | None]:
     """``_load_cuda_libs`` for this install; never raises, since it runs while tinytensor imports:
     whatever a damaged library distribution raises becomes why not, with its fix."""
     config = install.build_config()
@@ -128,7 +135,7 @@ def _load_installed_cuda_libs() -> tuple[dict | None, str | None, str | None]:
 CUDA_LIBS, CUDA_LIBS_ERROR, CUDA_LIBS_FIX = _load_installed_cuda_libs()
 
 
-def _import_extension():
+def _import_extension() -> tuple[ModuleType | None, str | None]:
     """(module, None), or (None, why not): absent is not an error, a broken one is never hidden."""
     if DISABLED or CUDA_LIBS_ERROR or install.build_config_damage():
         return None, None  # a damaged record cannot say which CUDA libraries it needs
@@ -150,6 +157,7 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def unavailable_reason() -> str:
+    """Why the extension is not used (read from the build record and what loading it raised)."""
     config = install.build_config()
     if DISABLED:
         return "disabled by TINYTENSOR_DISABLE_CUDA_EXTENSION=1"
@@ -168,6 +176,7 @@ def unavailable_reason() -> str:
 
 
 def unavailable_fix() -> str:
+    """The fix for ``unavailable_reason()``."""
     config = install.build_config()
     if DISABLED:
         return "unset TINYTENSOR_DISABLE_CUDA_EXTENSION"
@@ -193,18 +202,20 @@ def unavailable_fix() -> str:
 # cuda:0 memory and a cuda:0 stream. The binding checks that all arrays share one device.
 
 
-def _cupy():
+def _cupy() -> ModuleType:
     import cupy
 
-    return cupy
+    module: ModuleType = cupy  # untyped to checkers: CuPy ships no type information
+    return module
 
 
-def _stream(cupy) -> int:
+def _stream(cupy: ModuleType) -> int:
     """The current stream of the current device (enter the array's device first)."""
-    return cupy.cuda.get_current_stream().ptr
+    pointer: int = cupy.cuda.get_current_stream().ptr
+    return pointer
 
 
-def try_matmul(x, y):
+def try_matmul(x: Array, y: Array) -> Array | None:
     """``x @ y`` through the extension's cuBLAS for float32/float64 operands of one dtype, any rank
     (1-D operands and broadcast batch axes as numpy), any layout. None: not applicable, use CuPy.
 
@@ -237,13 +248,14 @@ def try_matmul(x, y):
     return out
 
 
-def _blas_layout(a) -> bool:
+def _blas_layout(a: Array) -> bool:
     """cuBLAS reads C- and F-contiguous matrices in place (the latter as a transpose)."""
     flags = a.flags
-    return flags.c_contiguous or flags.f_contiguous
+    return bool(flags.c_contiguous or flags.f_contiguous)
 
 
-def _matmul_2d(cupy, x, y):
+def _matmul_2d(cupy: ModuleType, x: Array, y: Array) -> Array:
+    assert ops is not None  # called only once the extension loaded
     x = x if _blas_layout(x) else cupy.ascontiguousarray(x)
     y = y if _blas_layout(y) else cupy.ascontiguousarray(y)
     out = cupy.empty((x.shape[0], y.shape[1]), x.dtype)
@@ -251,11 +263,12 @@ def _matmul_2d(cupy, x, y):
     return out
 
 
-def _matmul_batched(cupy, x, y, batch):
+def _matmul_batched(cupy: ModuleType, x: Array, y: Array, batch: tuple[int, ...]) -> Array:
     """Strided batched GEMM; an operand without batch axes is repeated by a zero stride."""
+    assert ops is not None  # called only once the extension loaded
     count = int(np.prod(batch))
 
-    def as_3d(a):
+    def as_3d(a: Array) -> Array:
         if a.ndim == 2:
             return cupy.ascontiguousarray(a).reshape((1,) + a.shape)
         full = cupy.broadcast_to(a, batch + a.shape[-2:])
@@ -272,13 +285,14 @@ _FUSED_ACTIVATIONS: dict[str, bool] = {}
 
 def fuses_activation(name: str) -> bool:
     """Whether the extension's bias + activation kernels implement ``name`` (csrc/cuda_gpu.cu)."""
+    assert ops is not None  # called only once the extension loaded
     known = _FUSED_ACTIVATIONS.get(name)
     if known is None:
         known = _FUSED_ACTIVATIONS[name] = bool(ops.supports_activation(name))
     return known
 
 
-def try_linear_forward(x, w, b, activation):
+def try_linear_forward(x: Array, w: Array, b: Array | None, activation: str | None) -> tuple[Array, Array] | None:
     """(pre-activation, output) of ``act(x @ w.T + b)``, or None when the extension does not apply."""
     if ops is None or x.dtype != w.dtype or x.dtype not in _FLOATS or (b is not None and b.dtype != x.dtype):
         return None
@@ -297,8 +311,11 @@ def try_linear_forward(x, w, b, activation):
     return pre, out
 
 
-def linear_backward(g, pre, out, has_bias, activation):
+def linear_backward(
+    g: Array, pre: Array, out: Array, has_bias: bool, activation: str | None
+) -> tuple[Array, Array | None]:
     """(gradient of the pre-activation, bias gradient or None) from the fused kernel."""
+    assert ops is not None  # called only once the extension loaded
     cupy = _cupy()
     with cupy.cuda.Device(pre.device.id):
         g = cupy.ascontiguousarray(g, dtype=pre.dtype)
@@ -311,7 +328,7 @@ def linear_backward(g, pre, out, has_bias, activation):
     return gpre, gbias
 
 
-def try_softmax_xent_forward(logits, labels):
+def try_softmax_xent_forward(logits: Array, labels: Array) -> tuple[Array, Array] | None:
     """(per-row loss, softmax probabilities) from one fused kernel, or None."""
     if ops is None or logits.ndim != 2 or logits.dtype not in _FLOATS or not logits.flags.c_contiguous:
         return None
@@ -326,8 +343,9 @@ def try_softmax_xent_forward(logits, labels):
     return rows, probs
 
 
-def softmax_xent_backward(probs, labels, scale):
+def softmax_xent_backward(probs: Array, labels: Array, scale: Array) -> Array:
     """(probs - onehot(labels)) * scale, with ``scale`` a scalar or one value per row."""
+    assert ops is not None  # called only once the extension loaded
     cupy = _cupy()
     n = probs.shape[0]
     with cupy.cuda.Device(probs.device.id):
@@ -340,10 +358,11 @@ def softmax_xent_backward(probs, labels, scale):
     return out
 
 
-def load_kernels(device: int) -> tuple[tuple | None, str | None]:
+def load_kernels(device: int) -> tuple[tuple[int, ...] | None, str | None]:
     """Load the extension's kernels on ``device``: ((SASS arch, PTX version) the driver picked, None),
     or (None, the CUDA error saying why not: no SASS or PTX for its architecture, or PTX newer than
     the driver can JIT)."""
+    assert ops is not None  # called only once the extension loaded
     try:
         return tuple(ops.kernel_image(device)), None
     except RuntimeError as exc:

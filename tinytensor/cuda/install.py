@@ -12,6 +12,7 @@ import os
 import re
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypeAlias
 
 _HERE = Path(__file__).resolve().parents[2]  # the folder this tinytensor was imported from
 # pytinytensor, pytinytensor-cu12, -cu13 ... as installers name their metadata folders
@@ -19,13 +20,15 @@ _DIST_INFO = re.compile(r"^(pytinytensor(?:[-_]cu\d+)?)-([^-]+)\.dist-info$")
 
 
 RECORD = "_build_config.json"
+# The build record: a JSON object whose fields _FIELDS checks where tinytensor reads them.
+BuildConfig: TypeAlias = dict[str, Any]
 
 # What tinytensor reads of the record, with its type: one of another shape is damaged, not obeyed.
 _FIELDS = {"distribution": str, "extension": str, "reason": str, "cuda_libs": dict}
 _CUDA_LIBS_FIELDS = ("distribution", "module", "version")
 
 
-def _shape_error(config) -> str | None:
+def _shape_error(config: object) -> str | None:
     if not isinstance(config, dict):
         return f"it holds a JSON {type(config).__name__}, not an object"
     for name, kind in _FIELDS.items():
@@ -38,7 +41,7 @@ def _shape_error(config) -> str | None:
     return None
 
 
-def read_build_config() -> tuple[dict, str | None]:
+def read_build_config() -> tuple[BuildConfig, str | None]:
     """(the build record setup.py wrote, None); ({}, None) where there is none (a source tree that
     was not built); ({}, what is wrong with it) where it is damaged. Never raises: it is read while
     tinytensor imports."""
@@ -55,7 +58,7 @@ def read_build_config() -> tuple[dict, str | None]:
     return config, None
 
 
-def build_config() -> dict:
+def build_config() -> BuildConfig:
     """What setup.py recorded about this install (distribution, variant, why the extension was
     skipped); empty where there is no record or it is damaged (``build_config_damage`` says how)."""
     return read_build_config()[0]

@@ -11,21 +11,26 @@ import argparse
 import json
 import platform
 import sys
+from collections.abc import Sequence
+from typing import Any, TypeAlias
 
 from .._version import __version__
 from . import extension, install
 from .arch_support import support
 from .loaded_libraries import loaded_cuda_libraries
-from .status import MIN_DRIVER, cuda_status, version_text
+from .status import MIN_DRIVER, CudaStatus, cuda_status, version_text
+
+# A section of the report, ready for JSON: its values are strings, numbers, flags, lists and sections.
+Section: TypeAlias = dict[str, Any]
 
 
-def _cuda_libs_section() -> dict | None:
+def _cuda_libs_section() -> Section | None:
     """The release wheel's CUDA library distribution: which one it needs, whether it loaded, and
     for which GPU architectures its cuBLAS has native kernels."""
     wanted = install.build_config().get("cuda_libs")
     if not wanted:
         return None
-    section = {
+    section: Section = {
         "needs": f"{wanted['distribution']}=={wanted['version']}",
         "loaded": extension.CUDA_LIBS is not None,
     }
@@ -44,9 +49,9 @@ def _cuda_libs_section() -> dict | None:
     return section
 
 
-def _extension_section(status) -> dict:
+def _extension_section(status: CudaStatus) -> Section:
     config = install.build_config()
-    section = {"built": config.get("extension") == "built", "build_config": config}
+    section: Section = {"built": config.get("extension") == "built", "build_config": config}
     libs = _cuda_libs_section()
     if libs:
         section["cuda_libs"] = libs
@@ -57,17 +62,18 @@ def _extension_section(status) -> dict:
     section["loaded"] = True
     section["build_info"] = status.extension_build_info
     section["runtime_version"] = status.extension_runtime_version
+    ops = extension.ops  # not None: the probe loaded it
     try:
-        section["cublas_loaded_version"] = extension.ops.cublas_version()
+        section["cublas_loaded_version"] = ops.cublas_version() if ops is not None else "unknown (not loaded)"
     except Exception as exc:  # noqa: BLE001 - shown, not needed: the report must not fail on it
         section["cublas_loaded_version"] = f"unknown ({type(exc).__name__}: {exc})"
     return section
 
 
-def _cupy_section(status) -> dict:
+def _cupy_section(status: CudaStatus) -> Section:
     if status.cupy_version is None:  # "installed": a package named cupy is there, but it does not work
         return {"installed": status.cupy_installed, "works": False, "why_not": status.cupy_error}
-    section = {
+    section: Section = {
         "installed": True,
         "works": True,
         "version": status.cupy_version,
@@ -79,12 +85,12 @@ def _cupy_section(status) -> dict:
     return section
 
 
-def _devices(status) -> list[dict]:
+def _devices(status: CudaStatus) -> list[Section]:
     if not status.device_usable:
         return []
-    devices = []
+    devices: list[Section] = []
     for device in status.devices:
-        entry = {
+        entry: Section = {
             "index": device.index,
             "name": device.name,
             "compute_capability": device.compute_capability,
@@ -111,7 +117,7 @@ def _devices(status) -> list[dict]:
     return devices
 
 
-def _needed_driver(status) -> dict:
+def _needed_driver(status: CudaStatus) -> Section:
     majors = [v // 1000 for v in (status.cupy_cuda_version, status.extension_cuda_version) if v]
     if not majors:
         return {"needs": None}
@@ -125,7 +131,7 @@ def _needed_driver(status) -> dict:
     }
 
 
-def _backend(status) -> dict:
+def _backend(status: CudaStatus) -> dict[str, str]:
     if status.has_cuda:
         return {"active": "cuda", "why": "CuPy, a usable GPU and the compiled extension are all present"}
     slow = sorted({d.index for d in status.devices} - status.fused_devices)
@@ -146,7 +152,7 @@ def _backend(status) -> dict:
     return {"active": "cpu", "why": "; ".join(blocking)}
 
 
-def collect() -> dict:
+def collect() -> Section:
     """Everything ``python -m tinytensor`` reports."""
     status = cuda_status()
     extension = _extension_section(status)
@@ -178,11 +184,12 @@ def collect() -> dict:
     }
 
 
-def _yes(flag) -> str:
+def _yes(flag: object) -> str:
     return "yes" if flag else "no"
 
 
-def render(facts: dict) -> str:
+def render(facts: Section) -> str:
+    """``collect()``'s report as text for people (``python -m tinytensor``)."""
     lines: list[str] = []
     add = lines.append
     pkg = facts["package"]
@@ -281,7 +288,8 @@ def render(facts: dict) -> str:
     return "\n".join(lines)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tinytensor [--json]``: print the report; returns the exit status (0)."""
     parser = argparse.ArgumentParser(prog="python -m tinytensor", description="tinytensor preflight diagnostics")
     parser.add_argument("--json", action="store_true", help="machine-readable output")
     args = parser.parse_args(argv)

@@ -5,6 +5,7 @@ report (``python -m tinytensor``) all read its result, so they cannot disagree. 
 process, lazily (importing tinytensor never imports CuPy). The probe never raises: whatever CuPy,
 the driver or a GPU does, each failure becomes a problem, with its exception's type and message and
 a fix, so ``HAS_CUDA`` is False rather than a traceback. Three levels:
+
 - ``device_usable``: CuPy imports, a driver new enough is loaded, a GPU is visible and NVRTC (which
   CuPy compiles its kernels with) loads. Then ``.to("cuda")`` works.
 - ``fused_devices``: the GPUs on which the extension's own kernels load (its cuBLAS matmuls run on
@@ -18,7 +19,10 @@ import ctypes
 import functools
 import importlib.util
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
+from typing import TypeVar
 
 from ..errors import CudaUnavailableError
 from .arch_support import parse_list, support
@@ -39,9 +43,13 @@ _CU_ERRORS = {
 }
 _STUB_LIBRARY = 34
 
+_R = TypeVar("_R")
+
 
 @dataclass
 class Problem:
+    """One thing that stops CUDA (or only the compiled extension) from being used, and its fix."""
+
     what: str
     fix: str
     blocks_device: bool  # False: only the extension (HAS_CUDA) is affected
@@ -49,6 +57,8 @@ class Problem:
 
 @dataclass
 class Device:
+    """A GPU the probe found, and whether the extension's kernels load on it."""
+
     index: int
     name: str
     capability: int  # e.g. 90 for compute capability 9.0
@@ -56,15 +66,18 @@ class Device:
     kernels: str | None = None  # how the extension's kernels run here: "sass", "ptx-jit" or "none"
     kernels_detail: str | None = None
     kernels_error: str | None = None  # why they do not load (None: they do)
-    kernel_image: tuple | None = None  # (SASS arch, PTX version) the driver loaded
+    kernel_image: tuple[int, ...] | None = None  # (SASS arch, PTX version) the driver loaded
 
     @property
     def compute_capability(self) -> str:
+        """``"major.minor"``, e.g. ``"9.0"``."""
         return f"{self.capability // 10}.{self.capability % 10}"
 
 
 @dataclass
 class CudaStatus:
+    """What the probe found (``tt.cuda_status()``): versions, GPUs and every problem with its fix."""
+
     cupy_version: str | None = None
     cupy_error: str | None = None  # why it cannot be used
     cupy_installed: bool = False  # a package named cupy is there (it may still fail)
@@ -73,24 +86,26 @@ class CudaStatus:
     driver_library: str | None = None  # the libcuda.so.1 that was loaded
     device_count: int = 0
     devices: list[Device] = field(default_factory=list)
-    nvrtc_version: tuple | None = None
+    nvrtc_version: tuple[int, ...] | None = None  # (major, minor)
     nvrtc_error: str | None = None
     extension_loaded: bool = False
     extension_cuda_version: int | None = None
-    extension_build_info: dict = field(default_factory=dict)
+    extension_build_info: dict[str, str | int] = field(default_factory=dict)  # the extension's build_info()
     extension_runtime_version: int | None = None  # of the libcudart the extension loaded
     problems: list[Problem] = field(default_factory=list)
 
     @property
     def device_usable(self) -> bool:
+        """Whether tensors can go to ``"cuda"``: no problem blocks the device (the extension may still be missing)."""
         return not any(p.blocks_device for p in self.problems)
 
     @property
     def has_cuda(self) -> bool:
+        """``tt.HAS_CUDA``: the GPU and the compiled extension are usable, with no problem at all."""
         return not self.problems
 
     @property
-    def fused_devices(self) -> frozenset:
+    def fused_devices(self) -> frozenset[int]:
         """Indices of the GPUs where the extension's fused kernels load."""
         if not self.extension_loaded:
             return frozenset()
@@ -104,6 +119,7 @@ class CudaStatus:
 
 
 def version_text(v: int | None) -> str:
+    """A CUDA version number as text: 12040 -> ``"12.4"``; None -> ``"unknown"``."""
     return "unknown" if v is None else f"{v // 1000}.{(v % 1000) // 10}"
 
 
@@ -120,6 +136,7 @@ def driver_problem(rc: int, library: str | None) -> str:
 
 
 def driver_fix(rc: int, library: str | None) -> str:
+    """The fix for ``driver_problem(rc, library)``."""
     if rc == _STUB_LIBRARY:
         folder = library.rsplit("/", 1)[0] if library else "the toolkit's lib64/stubs folder"
         return (
@@ -193,13 +210,14 @@ def _where(module: str) -> str:
     return next(iter(spec.submodule_search_locations or []), module)  # a namespace package
 
 
-def _cupy(status: CudaStatus):
+def _cupy(status: CudaStatus) -> ModuleType | None:
     """The imported CuPy, or None with the problem that stops it."""
     try:
         import cupy
     except ModuleNotFoundError as exc:
         if exc.name != "cupy":  # CuPy is there, one of its own imports is not
-            return _cupy_broken(status, exc)
+            _cupy_broken(status, exc)
+            return None
         status.cupy_error = str(exc)
         status.problems.append(
             Problem(
@@ -210,7 +228,8 @@ def _cupy(status: CudaStatus):
         )
         return None
     except Exception as exc:  # noqa: BLE001 - a broken CuPy raises anything on import
-        return _cupy_broken(status, exc)
+        _cupy_broken(status, exc)
+        return None
     status.cupy_installed = True
     version = getattr(cupy, "__version__", None)
     if not isinstance(version, str):  # e.g. a folder named cupy ahead of the real one on sys.path
@@ -230,7 +249,8 @@ def _cupy(status: CudaStatus):
         status.cupy_cuda_version = cupy.cuda.runtime.runtimeGetVersion()
     except Exception:  # noqa: BLE001 - recorded as unknown
         pass
-    return cupy
+    module: ModuleType = cupy  # untyped to checkers: CuPy ships no type information
+    return module
 
 
 def _cupy_broken(status: CudaStatus, exc: Exception) -> None:
@@ -289,7 +309,7 @@ def _driver_new_enough(status: CudaStatus) -> None:
         )
 
 
-def _devices(status: CudaStatus, cupy) -> None:
+def _devices(status: CudaStatus, cupy: ModuleType) -> None:
     try:
         status.device_count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # noqa: BLE001 - CUDARuntimeError; its message names the status
@@ -358,7 +378,7 @@ def _kernels(status: CudaStatus) -> None:
         )
 
 
-def _nvrtc(status: CudaStatus, cupy) -> None:
+def _nvrtc(status: CudaStatus, cupy: ModuleType) -> None:
     try:
         status.nvrtc_version = tuple(cupy.cuda.nvrtc.getVersion())
     except Exception as exc:  # noqa: BLE001 - DynamicLibNotFoundError and friends
@@ -372,7 +392,7 @@ def _nvrtc(status: CudaStatus, cupy) -> None:
         )
 
 
-def _step(status: CudaStatus, what: str, blocks_device: bool, check, *args):
+def _step(status: CudaStatus, what: str, blocks_device: bool, check: Callable[..., _R], *args: object) -> _R | None:
     """Run one check of the probe; whatever it raises beyond the failures it reports itself becomes
     a problem too, so the probe never raises."""
     try:
