@@ -26,7 +26,7 @@ def int_at_least(fn: str, name: str, value: object, minimum: int) -> int:
     return number
 
 
-def dim_arg(fn: str, dim: _T | None, axis: _T | None) -> _T | None:
+def dim_arg(fn: str, dim: _T, axis: _T | None) -> _T:
     """The axis argument from either spelling; both at once is an error."""
     if axis is None:
         return dim

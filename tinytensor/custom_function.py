@@ -38,6 +38,7 @@ import numpy as np
 from . import autograd
 from .array_types import Array, DType
 from .autograd import CLOCK, FREED_MESSAGE, FREED_TAG, GRAD_ENABLED, Node, OutputGrads, output_backward, share_version
+from .device_names import ParsedDevice
 from .devices import backend_for, backend_of, device_of
 from .tensor import Tensor, wrap
 
@@ -46,7 +47,7 @@ __all__ = ["Function", "FunctionCtx"]
 # What apply records of each forward argument: None for a non-tensor, else (requires_grad, shape,
 # dtype, device); of each output when there are several: None, or (shape, dtype, parsed device).
 _InputMeta = tuple[bool, tuple[int, ...], DType, str]
-_OutputMeta = tuple[tuple[int, ...], DType, tuple[str, object]]
+_OutputMeta = tuple[tuple[int, ...], DType, ParsedDevice]
 
 
 def _version(t: Tensor | None) -> int:
@@ -135,7 +136,7 @@ class FunctionNode(Node):
     def __getattr__(self, name: str) -> Any:  # what the user's forward set on ctx
         if name == "_tensor" or name.startswith("__"):
             raise AttributeError(name)
-        ctx = self._tensor._ctx
+        ctx = self._ctx
         if ctx[0] is FREED_TAG:
             raise RuntimeError(f"{name} of {self.name()}: {FREED_MESSAGE}")
         return getattr(ctx[3], name)

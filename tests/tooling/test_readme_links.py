@@ -52,7 +52,9 @@ def project_urls() -> dict[str, str]:
 
 def test_readme_links_are_absolute_and_use_the_declared_urls(project_urls):
     if not README.is_file():
-        pytest.skip(reason=f"README.md is not beside tests/ ({README} not found): tests/ was copied without the checkout")
+        pytest.skip(
+            reason=f"README.md is not beside tests/ ({README} not found): tests/ was copied without the checkout"
+        )
     problems = link_problems(README.read_text(encoding="utf-8"), project_urls)
     assert not problems, "README.md is the package page, where these links break:\n" + "\n".join(problems)
 

@@ -69,9 +69,7 @@ def _count(shape: Shape, axes: Iterable[int]) -> int:
     return n
 
 
-def _reduce(
-    a: Tensor, axis: int | Sequence[int] | None, keepdims: bool, fwd: ReduceForward, bwd: ReduceBackward
-) -> Tensor:
+def _reduce(a: Tensor, axis: object, keepdims: bool, fwd: ReduceForward, bwd: ReduceBackward) -> Tensor:
     """``fwd(xp, x, axes)`` with keepdims=True; ``bwd(backend, g_kept, x, out_kept, axes)``."""
     x = a._data
     backend = backend_of(x)

@@ -121,8 +121,9 @@ def transpose(
     a: Tensor, dim0: int = -2, dim1: int = -1, *, axis0: int | None = None, axis1: int | None = None
 ) -> Tensor:
     """Swap two axes (PyTorch's ``transpose(dim0, dim1)``); the default swaps the last two."""
-    dim0 = dim_arg("transpose", dim0 if axis0 is None else None, axis0)
-    dim1 = dim_arg("transpose", dim1 if axis1 is None else None, axis1)
+    # dim0/dim1 have defaults, so a given axis0/axis1 (numpy's spelling) simply replaces them
+    dim0 = dim0 if axis0 is None else axis0
+    dim1 = dim1 if axis1 is None else axis1
     ndim = a.ndim
     if ndim < 2:
         raise ShapeError(f"transpose needs at least 2 axes, got shape {a.shape}")
@@ -263,7 +264,7 @@ cat = concatenate
 
 def stack(tensors: Sequence[Tensor | Array], dim: int = 0, *, axis: int | None = None) -> Tensor:
     """Join tensors of one shape along a new axis."""
-    axis = dim_arg("stack", dim if axis is None else None, axis)
+    axis = dim if axis is None else axis  # dim has a default: a given axis (numpy's spelling) replaces it
     tensors, _, _ = _join_inputs("stack", tensors)
     shapes = {t.shape if isinstance(t, Tensor) else tuple(t.shape) for t in tensors}
     if len(shapes) > 1:
