@@ -44,21 +44,26 @@ autodoc_inherit_docstrings = True
 napoleon_google_docstring = False
 napoleon_numpy_docstring = True
 napoleon_use_rtype = False
+napoleon_use_param = False  # the types in Parameters sections are prose ("int, optional"), not references
 
 nitpicky = True
 nitpick_ignore_regex = [
     # The standard library, numpy and CuPy: resolvable only with their inventories (none is fetched).
     (
         r"py:.*",
-        r"(numpy|np|cupy|cp|array_api_strict|collections|_collections_abc|typing|types|os|io|pathlib|_pickle|pickle)\..*",
+        r"(numpy|np|cupy|cp|array_api_strict|collections|_collections_abc|typing|types|os|io|pathlib|_pickle|pickle|multiprocessing)\..*",
     ),
-    # The package's typing aliases (array_types: numpy, CuPy and array_api_strict arrays share no type).
+    # The package's typing aliases (array_types: numpy, CuPy and array_api_strict arrays share no type),
+    # the aliases signatures use for what a parameter accepts (each docstring says it in words), and
+    # type variables (``_T``): annotations, not classes with pages of their own.
     (r"py:.*", r"tinytensor\.array_types\..*"),
+    (r"py:.*", r"(.*\.)?(Array|TensorLike|Operand|MapDataset|CollateFn|ValuesIndices)"),
+    (r"py:.*", r"(.*\.)?_[A-Z]\w*"),
+    (r"py:class", r"_random\.Generator"),  # tt.Generator, as the data module imports it
     # Base classes and result types a public signature names but users never import: their
     # members are documented on the public classes that use them.
     (r"py:class", r"tinytensor\.nn\.losses\._\w+"),
     (r"py:class", r"tinytensor\.nn\.activations\.Activation"),
-    (r"py:class", r"tinytensor\.ops\.reduce\.ValuesIndices"),
     (r"py:class", r"tinytensor\.nn\.base\.LoadResult"),
     (r"py:class", r"tinytensor\.data\.workers\.WorkerInfo"),
     (r"py:class", r"tinytensor\.cuda\.status\.CudaStatus"),

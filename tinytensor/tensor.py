@@ -293,7 +293,7 @@ class Tensor(TensorOps):
 
     @property
     def dtype(self) -> DType:
-        """The element type: the array library's dtype (numpy's ``dtype('float32')`` on the CPU and
+        """The element type, as the array library's dtype (numpy's ``dtype('float32')`` on the CPU and
         with CuPy). It equals its name: ``x.dtype == tt.float32`` and ``x.dtype == "float32"`` hold."""
         return self._data.dtype
 
@@ -335,8 +335,8 @@ class Tensor(TensorOps):
 
     @property
     def is_leaf(self) -> builtins.bool:
-        """True for a tensor that no recorded op made: one you created, or a result made while
-        recording was off or from inputs that do not require grad. ``backward()`` fills ``.grad``
+        """Whether no recorded op made this tensor (True for one you created, or a result made while
+        recording was off or from inputs that do not require grad). ``backward()`` fills ``.grad``
         only on leaves (and on tensors that called ``retain_grad()``)."""
         return self._ctx is None
 
