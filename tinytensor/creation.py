@@ -12,8 +12,9 @@ gives the same values on every device.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,6 +37,64 @@ DTypeArg = str | DType | None
 DeviceArg = str | None
 _FloatArray = NDArray[np.floating[Any]]
 _FloatOrArray = np.floating[Any] | _FloatArray
+
+# The parameters the creation functions share, each described once (as PyTorch's
+# factory_common_args and factory_like_common_args): a docstring line that is only ``{name}``
+# becomes that entry, indented as the line; a function with more to say adds lines below it.
+# ``{fn}`` in an entry is the function's name.
+_FACTORY_ARGS = {
+    "size": (
+        "*size : int or sequence of ints\n"
+        "    The shape, as separate ints (``{fn}(2, 3)``) or one sequence (``{fn}((2, 3))``); none gives a\n"
+        "    0-d tensor. Unlike PyTorch, ``size=`` cannot be passed by keyword."
+    ),
+    "dtype": "dtype : str or numpy dtype, optional\n    The dtype (default float32).",
+    "float_dtype": "dtype : str or numpy dtype, optional\n    A floating-point dtype (default float32).",
+    "device": 'device : str or tt.device, optional\n    ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.',
+    "requires_grad": (
+        "requires_grad : bool, default False\n"
+        "    Record operations on the result for autograd (a floating-point dtype only)."
+    ),
+    "generator": (
+        "generator : tt.Generator, optional\n"
+        "    The stream to draw from (default: the global one, seeded by ``tt.manual_seed``); it must be\n"
+        "    made for the result's device type, as in PyTorch."
+    ),
+}
+# The ``*_like`` functions take their defaults from ``input``.
+_LIKE_ARGS = {
+    **_FACTORY_ARGS,
+    "input": (
+        "input : Tensor\n    The tensor whose shape (and dtype and device) the result takes; its values are not read."
+    ),
+    "dtype": "dtype : str or numpy dtype, optional\n    The dtype (default ``input``'s).",
+    "float_dtype": "dtype : str or numpy dtype, optional\n    A floating-point dtype (default ``input``'s).",
+    "device": "device : str or tt.device, optional\n    The device (default ``input``'s).",
+}
+_PLACEHOLDER = re.compile(r"(\s*)\{(\w+)\}\s*")
+_F = TypeVar("_F", bound=Callable[..., Tensor])
+
+
+def _shared_args(table: dict[str, str]) -> Callable[[_F], _F]:
+    """Fill the docstring's ``{name}`` lines from ``table`` (an unknown name is an error)."""
+
+    def fill(fn: _F) -> _F:
+        if fn.__doc__ is None:  # python -OO
+            return fn
+        lines = []
+        for line in fn.__doc__.split("\n"):
+            match = _PLACEHOLDER.fullmatch(line)
+            if match is None:
+                lines.append(line)
+                continue
+            indent, name = match.groups()
+            if name not in table:
+                raise KeyError(f"{fn.__name__}'s docstring names {{{name}}}, which is not a shared argument")
+            lines.extend(indent + entry for entry in table[name].replace("{fn}", fn.__name__).split("\n"))
+        fn.__doc__ = "\n".join(lines)
+        return fn
+
+    return fill
 
 
 def _shape(shape: Sequence[object], fn: str = "shape") -> tuple[int, ...]:
@@ -70,6 +129,7 @@ def _finish(data: Array, requires_grad: bool) -> Tensor:
     return t
 
 
+@_shared_args(_FACTORY_ARGS)
 def tensor(data: object, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False) -> Tensor:
     """A new tensor holding a copy of ``data``.
 
@@ -82,10 +142,8 @@ def tensor(data: object, dtype: DTypeArg = None, device: DeviceArg = None, requi
     dtype : str or numpy dtype, optional
         The result's dtype: a name (``"float32"``, which ``tt.float32`` is) or a numpy dtype or
         type; by default it follows ``data`` as above.
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd (a floating-point dtype only).
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -118,6 +176,7 @@ def tensor(data: object, dtype: DTypeArg = None, device: DeviceArg = None, requi
     return _finish(_place(array, device), requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def full(
     size: int | Sequence[int],
     fill_value: float,
@@ -136,10 +195,8 @@ def full(
     dtype : str or numpy dtype, optional
         By default the dtype follows ``fill_value`` as in PyTorch: a bool gives bool, an int
         int64, a float float32.
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -174,6 +231,7 @@ def full(
     return _finish(backend_for(dev).full_on(shape, value, resolved, dev[1]), requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def zeros(
     *size: int | Sequence[int], dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
 ) -> Tensor:
@@ -181,15 +239,10 @@ def zeros(
 
     Parameters
     ----------
-    *size : int or sequence of ints
-        The shape, as separate ints (``zeros(2, 3)``) or one sequence (``zeros((2, 3))``); none
-        gives a 0-d tensor. Unlike PyTorch, ``size=`` cannot be passed by keyword.
-    dtype : str or numpy dtype, optional
-        The dtype (default float32).
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {size}
+    {dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -212,6 +265,7 @@ def zeros(
     return full(_shape(size, "zeros()"), 0.0, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def ones(
     *size: int | Sequence[int], dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
 ) -> Tensor:
@@ -219,15 +273,10 @@ def ones(
 
     Parameters
     ----------
-    *size : int or sequence of ints
-        The shape, as separate ints (``ones(2, 3)``) or one sequence (``ones((2, 3))``); none
-        gives a 0-d tensor. Unlike PyTorch, ``size=`` cannot be passed by keyword.
-    dtype : str or numpy dtype, optional
-        The dtype (default float32).
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {size}
+    {dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -250,6 +299,7 @@ def ones(
     return full(_shape(size, "ones()"), 1.0, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def arange(
     start: float,
     end: float | None = None,
@@ -273,10 +323,8 @@ def arange(
     dtype : str or numpy dtype, optional
         By default int64 when ``start``, ``end`` and ``step`` are all ints, else float32 (as in
         PyTorch).
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -314,6 +362,7 @@ def arange(
     return _finish(_place(host, device), requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def linspace(
     start: float | Tensor,
     end: float | Tensor,
@@ -338,10 +387,8 @@ def linspace(
     dtype : str or numpy dtype, optional
         The dtype (default float32; bool is refused). With an integer dtype the values are computed
         in float64 and truncated.
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -429,6 +476,7 @@ def _multiply_add(a: np.floating[Any], b: _FloatArray, c: np.floating[Any]) -> _
     return result
 
 
+@_shared_args(_FACTORY_ARGS)
 def eye(
     n: int, m: int | None = None, *, dtype: DTypeArg = None, device: DeviceArg = None, requires_grad: bool = False
 ) -> Tensor:
@@ -440,12 +488,9 @@ def eye(
         The number of rows (>= 0).
     m : int, optional
         The number of columns (default ``n``).
-    dtype : str or numpy dtype, optional
-        The dtype (default float32).
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -491,6 +536,7 @@ def _rng(generator: Generator | None, device: DeviceArg, fn: str) -> np.random.G
     return _random.rng_for(generator, kind, fn)
 
 
+@_shared_args(_FACTORY_ARGS)
 def randn(
     *size: int | Sequence[int],
     generator: Generator | None = None,
@@ -506,18 +552,11 @@ def randn(
 
     Parameters
     ----------
-    *size : int or sequence of ints
-        The shape, as separate ints (``randn(2, 3)``) or one sequence (``randn((2, 3))``). Unlike
-        PyTorch, ``size=`` cannot be passed by keyword.
-    generator : tt.Generator, optional
-        The stream to draw from (default: the global one, seeded by ``tt.manual_seed``); it must be
-        made for the result's device type, as in PyTorch.
-    dtype : str or numpy dtype, optional
-        A floating-point dtype (default float32).
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {size}
+    {generator}
+    {float_dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -541,6 +580,7 @@ def randn(
     return _finish(_place(host, device), requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def rand(
     *size: int | Sequence[int],
     generator: Generator | None = None,
@@ -555,17 +595,11 @@ def rand(
 
     Parameters
     ----------
-    *size : int or sequence of ints
-        The shape, as separate ints or one sequence. Unlike PyTorch, ``size=`` cannot be passed by
-        keyword.
-    generator : tt.Generator, optional
-        The stream to draw from (default: the global one).
-    dtype : str or numpy dtype, optional
-        A floating-point dtype (default float32).
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {size}
+    {generator}
+    {float_dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -589,6 +623,7 @@ def rand(
     return _finish(_place(host, device), requires_grad)
 
 
+@_shared_args(_FACTORY_ARGS)
 def randint(
     low: int = 0,
     high: int | Sequence[int] | None = None,
@@ -610,13 +645,11 @@ def randint(
         One above the largest value that may be drawn.
     size : int or sequence of ints
         The shape of the result (default: 0-d).
-    generator : tt.Generator, optional
-        The stream to draw from (default: the global one).
+    {generator}
     dtype : str or numpy dtype, optional
         The dtype (default int64). The range must fit it: values that would wrap around are an
         error, not a silent cast.
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
+    {device}
 
     Returns
     -------
@@ -663,6 +696,7 @@ def randint(
     return wrap(_place(host, device))
 
 
+@_shared_args(_FACTORY_ARGS)
 def randperm(
     n: int,
     *,
@@ -677,14 +711,11 @@ def randperm(
     ----------
     n : int
         How many values (>= 0).
-    generator : tt.Generator, optional
-        The stream to draw from (default: the global one).
+    {generator}
     dtype : str or numpy dtype, optional
         The dtype (default int64; bool is refused). It must hold ``n - 1`` exactly.
-    device : str or tt.device, optional
-        ``"cpu"`` (the default), ``"cuda"`` or ``"cuda:N"``.
-    requires_grad : bool, default False
-        Record operations on the result for autograd (a floating-point dtype only).
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -726,6 +757,7 @@ def _like(input: Tensor, dtype: DTypeArg, device: DeviceArg) -> tuple[tuple[int,
     )
 
 
+@_shared_args(_LIKE_ARGS)
 def zeros_like(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
     dtype: DTypeArg = None,
@@ -736,14 +768,10 @@ def zeros_like(
 
     Parameters
     ----------
-    input : Tensor
-        The tensor whose shape (and dtype and device) the result takes; its values are not read.
-    dtype : str or numpy dtype, optional
-        The dtype (default ``input``'s).
-    device : str or tt.device, optional
-        The device (default ``input``'s).
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {input}
+    {dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -760,6 +788,7 @@ def zeros_like(
     return full(shape, 0, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_shared_args(_LIKE_ARGS)
 def ones_like(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
     dtype: DTypeArg = None,
@@ -770,14 +799,10 @@ def ones_like(
 
     Parameters
     ----------
-    input : Tensor
-        The tensor whose shape (and dtype and device) the result takes; its values are not read.
-    dtype : str or numpy dtype, optional
-        The dtype (default ``input``'s).
-    device : str or tt.device, optional
-        The device (default ``input``'s).
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {input}
+    {dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -793,6 +818,7 @@ def ones_like(
     return full(shape, 1, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_shared_args(_LIKE_ARGS)
 def full_like(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
     fill_value: float,
@@ -804,17 +830,14 @@ def full_like(
 
     Parameters
     ----------
-    input : Tensor
-        The tensor whose shape (and dtype and device) the result takes; its values are not read.
+    {input}
     fill_value : bool, int or float
         The value of every element. A float that ``input``'s integer dtype cannot hold exactly is
         an error (PyTorch truncates it).
     dtype : str or numpy dtype, optional
         The dtype (default ``input``'s, not the one ``fill_value`` would give).
-    device : str or tt.device, optional
-        The device (default ``input``'s).
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -830,6 +853,7 @@ def full_like(
     return full(shape, fill_value, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_shared_args(_LIKE_ARGS)
 def randn_like(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
     *,
@@ -842,17 +866,12 @@ def randn_like(
 
     Parameters
     ----------
-    input : Tensor
-        The tensor whose shape (and dtype and device) the result takes; it must be floating point
-        unless ``dtype`` is given.
-    generator : tt.Generator, optional
-        The stream to draw from (default: the global one).
-    dtype : str or numpy dtype, optional
-        A floating-point dtype (default ``input``'s).
-    device : str or tt.device, optional
-        The device (default ``input``'s).
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {input}
+        It must be floating point unless ``dtype`` is given.
+    {generator}
+    {float_dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------
@@ -862,6 +881,7 @@ def randn_like(
     return randn(*shape, generator=generator, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
+@_shared_args(_LIKE_ARGS)
 def rand_like(
     input: Tensor,  # noqa: A002 - PyTorch's argument name
     *,
@@ -874,17 +894,12 @@ def rand_like(
 
     Parameters
     ----------
-    input : Tensor
-        The tensor whose shape (and dtype and device) the result takes; it must be floating point
-        unless ``dtype`` is given.
-    generator : tt.Generator, optional
-        The stream to draw from (default: the global one).
-    dtype : str or numpy dtype, optional
-        A floating-point dtype (default ``input``'s).
-    device : str or tt.device, optional
-        The device (default ``input``'s).
-    requires_grad : bool, default False
-        Record operations on the result for autograd.
+    {input}
+        It must be floating point unless ``dtype`` is given.
+    {generator}
+    {float_dtype}
+    {device}
+    {requires_grad}
 
     Returns
     -------

@@ -1,16 +1,20 @@
 """Creation functions against PyTorch: linspace (bit for bit), eye, randperm, randint's forms; and
 ``generator=``: the same seed gives the same values (on every device), a generator leaves the
 global stream alone, and PyTorch's rule on the generator's device type. Bad input in one table.
+Last, the docstrings: filled in with the shared parameter descriptions, they list each function's
+parameters.
 
 normal and multinomial are in test_sampling.py.
 """
 
+import inspect
 import math
 
 import numpy as np
 import pytest
 
 import tinytensor as tt
+from tinytensor import creation
 
 
 def _host(t):
@@ -258,3 +262,50 @@ def test_a_refused_draw_leaves_the_stream_alone():
     with pytest.raises(tt.DeviceError):
         tt.randn(3, device="tpu")
     np.testing.assert_array_equal(_host(tt.randn(3)), expected)
+
+
+# ---------------------------------------------------------------------------- docstrings
+# The shared parameters' descriptions are filled in at import (creation._shared_args): each
+# docstring must come out listing exactly the signature's parameters, in order, as NumPy-style
+# entries (a name at the section's indent, its description indented below).
+DOCUMENTED = [
+    "tensor", "full", "zeros", "ones", "arange", "linspace", "eye", "randn", "rand", "randint", "randperm",
+    "zeros_like", "ones_like", "full_like", "randn_like", "rand_like",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", DOCUMENTED)
+def test_docstring_lists_every_parameter_once_filled_in(name):
+    fn = getattr(tt, name)
+    doc = inspect.getdoc(fn)
+    section = doc.split("Parameters\n----------\n")[1].split("\n\n")[0].splitlines()
+    assert section[0] and not section[0].startswith(" ")
+    entries = [line.split(" : ")[0] for line in section if not line.startswith(" ")]
+    assert all(" : " in line for line in section if not line.startswith(" ")), section
+    assert all(line.startswith("    ") and line.strip() for line in section if line.startswith(" ")), section
+    documented = [part.lstrip("*") for entry in entries for part in entry.split(", ")]
+    assert documented == list(inspect.signature(fn).parameters)
+
+
+def test_shared_args_fill_only_their_own_names():
+    def made(*size, dtype=None):
+        """Made.
+
+        Parameters
+        ----------
+        {size}
+        {dtype}
+            More to say.
+        reduction : {'mean', 'sum'}
+        """
+
+    filled = creation._shared_args(creation._FACTORY_ARGS)(made).__doc__
+    assert "    dtype : str or numpy dtype, optional\n            The dtype (default float32).\n" in filled
+    assert "        More to say.\n        reduction : {'mean', 'sum'}\n" in filled
+    assert "(``made(2, 3)``)" in filled  # {fn}: the function's name
+
+    def misspelt():
+        """{dtpye}"""
+
+    with pytest.raises(KeyError, match="dtpye"):
+        creation._shared_args(creation._FACTORY_ARGS)(misspelt)
