@@ -299,9 +299,10 @@ def test_shared_args_fill_only_their_own_names():
         reduction : {'mean', 'sum'}
         """
 
-    filled = creation._shared_args(creation._FACTORY_ARGS)(made).__doc__
-    assert "    dtype : str or numpy dtype, optional\n            The dtype (default float32).\n" in filled
-    assert "        More to say.\n        reduction : {'mean', 'sum'}\n" in filled
+    # cleandoc: Python 3.13+ strips the docstring's indentation when it compiles it, earlier ones keep it
+    filled = inspect.cleandoc(creation._shared_args(creation._FACTORY_ARGS)(made).__doc__)
+    assert "\ndtype : str or numpy dtype, optional\n    The dtype (default float32).\n    More to say.\n" in filled
+    assert "\n    More to say.\nreduction : {'mean', 'sum'}" in filled
     assert "(``made(2, 3)``)" in filled  # {fn}: the function's name
 
     def misspelt():
