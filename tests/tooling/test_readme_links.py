@@ -84,6 +84,8 @@ def test_the_check_finds_each_kind_of_relative_link(project_urls):
 
 
 def test_setup_declares_the_project_urls(project_urls):
+    if not (ROOT / "setup.py").is_file():
+        pytest.skip(reason="checks the repository's own setup.py: this is a wheel's test folder, without it")
     assert set(project_urls) == {"Documentation", "Source", "Changelog", "Issues"}
     assert all(urlsplit(url).scheme == "https" for url in project_urls.values())
     assert "project_urls=release_matrix.PROJECT_URLS" in (ROOT / "setup.py").read_text(encoding="utf-8")
