@@ -8,14 +8,13 @@ untyped), so annotations say ``Array``, which is Any to a type checker and docum
 from __future__ import annotations
 
 from collections.abc import Sequence
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     from .tensor import Tensor
 
 Array: TypeAlias = Any  # numpy.ndarray, cupy.ndarray or array_api_strict's Array
-Namespace: TypeAlias = ModuleType | Any  # an array namespace: numpy, cupy, array_api_strict
+Namespace: TypeAlias = Any  # an array namespace: the numpy, cupy or array_api_strict module
 DType: TypeAlias = Any  # a dtype of the array's own namespace (numpy.dtype, cupy's, array_api_strict's)
 Shape: TypeAlias = tuple[int, ...]
 # what a function that converts its tensor argument takes (``tensor.tensor_arg``): a Tensor, an

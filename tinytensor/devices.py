@@ -17,8 +17,7 @@ from .array_types import Array
 from .backend import Backend
 from .cuda.backend import CupyBackend
 from .cuda.status import cuda_status, require_cuda
-from .device_names import ParsedDevice
-from .device_names import parse_device as parse_device  # re-exported: ops and nn take it from here
+from .device_names import ParsedDevice, parse_device
 from .errors import DeviceError
 from .numpy_backend import NUMPY
 from .strict_backend import StrictBackend

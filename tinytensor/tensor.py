@@ -17,7 +17,8 @@ import numpy.typing as npt
 from . import autograd, device_names, dtypes
 from .array_types import Array, DType
 from .autograd import Ctx, mark_modified, share_version
-from .devices import backend_of, parse_device, transfer
+from .device_names import parse_device
+from .devices import backend_of, transfer
 from .errors import DeviceError, ShapeError
 
 if TYPE_CHECKING:  # the op methods' signatures, generated from ops/surface.py (which installs them)
