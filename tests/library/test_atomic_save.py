@@ -29,7 +29,7 @@ POSIX = pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals and p
 # Saves the array ``np.full(N, VALUE)`` to sys.argv[1], pausing after the archive is written and before
 # the rename: prints "paused", then waits for a line on stdin (or a signal).
 PAUSED_SAVER = """
-    import sys, numpy as np
+    import signal, sys, numpy as np
     from tinytensor.serialization.archive import write_archive
     from tinytensor.serialization.atomic import write_atomically
 
@@ -39,6 +39,9 @@ PAUSED_SAVER = """
         print("paused", flush=True)
         sys.stdin.readline()
 
+    # A shell starts background jobs with SIGINT ignored, and Python keeps an inherited SIG_IGN:
+    # restore Python's own handler so the parent's SIGINT is a KeyboardInterrupt wherever this runs.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         write_atomically(sys.argv[1], write)
     except KeyboardInterrupt:
