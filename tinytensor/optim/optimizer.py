@@ -351,11 +351,13 @@ class Optimizer:
                 key: _placed(value, p, key, f"{where}: state {key!r} of parameter {index}", key in shaped)
                 for key, value in values.items()
             }
+        # copied before any group changes: a value that cannot be copied must leave every group as it was
+        hyperparameters = [{k: copy.deepcopy(v) for k, v in saved.items() if k != "params"} for saved in saved_groups]
         # Everything was checked and converted: only now change the optimizer.
-        for saved, group in zip(saved_groups, self.param_groups, strict=True):
+        for saved, values, group in zip(saved_groups, hyperparameters, self.param_groups, strict=True):
             params, names = group["params"], group.get("param_names")
             group.clear()
-            group.update({k: copy.deepcopy(v) for k, v in saved.items() if k != "params"})
+            group.update(values)
             group["params"] = params
             if names is not None and "param_names" not in saved:
                 group["param_names"] = names

@@ -304,3 +304,23 @@ def test_failed_load_changes_nothing():
         np.testing.assert_array_equal(
             after["state"][i]["momentum_buffer"].numpy(), before["state"][i]["momentum_buffer"].numpy()
         )
+
+
+class _Uncopyable(float):
+    """A number that passes the hyperparameter checks but cannot be deep-copied."""
+
+    def __deepcopy__(self, memo):
+        raise RuntimeError("this value cannot be copied")
+
+
+def test_a_value_that_cannot_be_copied_leaves_every_group_unchanged():
+    a, b = nn.Linear(2, 2), nn.Linear(2, 2)
+    opt = optim.SGD([{"params": a.parameters()}, {"params": b.parameters(), "lr": 0.2}], lr=0.1)
+    before = opt.state_dict()["param_groups"]
+    saved = opt.state_dict()
+    saved["param_groups"][0]["lr"] = 0.5
+    saved["param_groups"][1]["dampening"] = _Uncopyable(0.0)
+    with pytest.raises(RuntimeError, match="cannot be copied"):
+        opt.load_state_dict(saved)
+    assert opt.state_dict()["param_groups"] == before
+    assert [len(g["params"]) for g in opt.param_groups] == [2, 2]
