@@ -350,6 +350,18 @@ CASES = [
         r"is a PyTorch torch\.save file \(the legacy format, a series of pickles\)",
     ),
     Case(
+        "torch-legacy-protocol-0",
+        _torch_file(_use_new_zipfile_serialization=False, pickle_protocol=0),
+        FileFormatError,
+        r"is a PyTorch torch\.save file \(the legacy format, a series of pickles, with pickle protocol 0 or 1\)",
+    ),
+    Case(
+        "torch-legacy-protocol-1",
+        _torch_file(_use_new_zipfile_serialization=False, pickle_protocol=1),
+        FileFormatError,
+        r"is a PyTorch torch\.save file \(the legacy format, a series of pickles, with pickle protocol 0 or 1\)",
+    ),
+    Case(
         "torch-legacy-magic-alone",  # the first pickle of a legacy file, written by hand
         _file(lambda: b"\x80\x02" + op_int(TORCH_MAGIC) + b"."),
         FileFormatError,

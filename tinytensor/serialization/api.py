@@ -21,7 +21,7 @@ from ..errors import CudaUnavailableError, DeviceError
 from ..tensor import Tensor
 from .archive import read_archive, write_archive
 from .atomic import write_atomically
-from .format import PICKLE_PROTO, ZIP_SIGNATURE, FileFormatError
+from .format import PICKLE_PROTO, TORCH_MAGIC_TEXT, ZIP_SIGNATURE, FileFormatError, torch_file_error
 from .legacy_pickle import read_legacy
 
 if TYPE_CHECKING:
@@ -169,6 +169,8 @@ def _read_open(path: str, fh: IO[bytes], place: Place) -> tuple[Any, bool]:
         return read_legacy(path, fh), True
     if not head:
         raise FileFormatError(f"{path}: empty file (0 bytes), not a .tt file")
+    if TORCH_MAGIC_TEXT.startswith(head) and head + fh.read(len(TORCH_MAGIC_TEXT) - len(head)) == TORCH_MAGIC_TEXT:
+        raise torch_file_error(path, "the legacy format, a series of pickles, with pickle protocol 0 or 1")
     raise FileFormatError(
         f"{path}: not a .tt file: it starts with {head!r}, neither a tinytensor archive (a ZIP, b'PK\\x03\\x04') "
         "nor a 1.x pickle (b'\\x80')"

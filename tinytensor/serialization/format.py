@@ -24,6 +24,8 @@ ZIP_SIGNATURE = b"PK\x03\x04"  # a ZIP archive's first local file header
 PICKLE_PROTO = 0x80  # pickle's PROTO opcode: the first byte of every protocol 2+ pickle
 # The first object pickled in a legacy (non-ZIP) torch.save file: torch.serialization.MAGIC_NUMBER.
 TORCH_MAGIC = 0x1950A86A20F9469CFC6C
+# How that legacy file starts when saved with pickle_protocol 0 or 1 (text opcodes, no PROTO byte).
+TORCH_MAGIC_TEXT = f"L{TORCH_MAGIC}L\n".encode()
 
 # The most bytes a JSON member may have; checked before it is read. data.json holds about 170
 # bytes per tensor, so 16 MiB leaves room for some 100,000 tensors (ten times the largest
