@@ -11,7 +11,7 @@ place that has it *in the required CUDA major*; a component of another major is 
 refusal is reported, never silently used (a cu12 build refuses a CUDA 13 nvcc, for example).
 A variable of the search that names a folder that does not exist (a mistyped CUDA_HOME), or a
 CUDA_HOME or CUDA_PATH without bin/nvcc, is an error naming it (buildsys/settings.py), never a
-reason to go on to the next place.
+reason to go on to the next place; so is a CUDA_HOME or CUDA_PATH whose nvcc does not run.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class ToolkitError(Exception):
 @dataclass
 class Place:
     label: str  # how the user named it, e.g. "$CUDA_HOME=/opt/cuda"
+    variable: str | None = None  # CUDA_HOME or CUDA_PATH where it names a toolkit's root: never passed over
     bins: list[Path] = field(default_factory=list)
     includes: list[Path] = field(default_factory=list)
     libs: list[Path] = field(default_factory=list)
@@ -57,9 +58,10 @@ class Toolkit:
         return sorted({self.cudart.parent, self.cublas.parent}, key=str)
 
 
-def _root_place(label: str, root: Path) -> Place:
+def _root_place(label: str, root: Path, variable: str | None = None) -> Place:
     return Place(
         label,
+        variable,
         bins=[root / "bin"],
         includes=[root / "include", root / _TARGET / "include"],
         libs=[root / "lib64", root / "lib", root / _TARGET / "lib"],
@@ -98,7 +100,9 @@ def search_places(env=None) -> tuple[list[Place], list[str]]:
         else:
             folder = settings.search_place(env, entry)
             if folder:
-                places.append(_root_place(f"${entry}={folder}", folder))
+                places.append(
+                    _root_place(f"${entry}={folder}", folder, entry if entry in settings.TOOLKIT_ROOTS else None)
+                )
             else:
                 notes.append(f"${entry} (unset)")
     return places, notes
@@ -179,6 +183,10 @@ def discover(required_major: int | None, env=None) -> Toolkit:
             try:
                 got = nvcc_release(candidate)
             except OSError as exc:
+                if place.variable:  # the toolkit the user chose: its broken nvcc is the answer, not the next place's
+                    raise ToolkitError(
+                        f"{place.label}: {exc}", f"repair that toolkit, or set {place.variable} to a working one"
+                    ) from None
                 looked.append(str(exc))
                 continue
             if required_major and int(got.split(".")[0]) != required_major:

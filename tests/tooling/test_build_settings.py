@@ -119,6 +119,23 @@ def _toolkit_root(folder: Path) -> Path:
     return folder
 
 
+@pytest.mark.parametrize("name", ["CUDA_HOME", "CUDA_PATH"])
+def test_a_toolkit_variable_whose_nvcc_does_not_run_is_named_never_passed_over(name, tmp_path):
+    # an nvcc that cannot be executed (as one for another architecture, or without its x bit)
+    chosen, other = _toolkit_root(tmp_path / "chosen"), _toolkit_root(tmp_path / "other")
+    env = {name: str(chosen), "TINYTENSOR_CUDA_SEARCH": f"{name},{other}"}
+    with pytest.raises(toolkit.ToolkitError) as raised:
+        toolkit.discover(12, env)
+    assert raised.value.cause.startswith(f"${name}={chosen}: {chosen}/bin/nvcc does not run: ")
+    assert raised.value.fix == f"repair that toolkit, or set {name} to a working one"
+    assert str(other) not in raised.value.cause  # the search stopped at the chosen toolkit
+    # a place the user did not name in a variable is passed over, and the error lists them all
+    with pytest.raises(toolkit.ToolkitError) as raised:
+        toolkit.discover(12, {"TINYTENSOR_CUDA_SEARCH": f"{chosen},{other}"})
+    assert f"{chosen}/bin/nvcc does not run" in raised.value.cause
+    assert f"{other}/bin/nvcc does not run" in raised.value.cause
+
+
 def test_good_places_are_searched_in_order(tmp_path):
     cuda, conda = _toolkit_root(tmp_path / "cuda"), tmp_path / "conda"
     conda.mkdir()  # an environment without nvcc is a place that may hold some components
