@@ -184,9 +184,10 @@ def discover(required_major: int | None, env=None) -> Toolkit:
                 got = nvcc_release(candidate)
             except OSError as exc:
                 if place.variable:  # the toolkit the user chose: its broken nvcc is the answer, not the next place's
-                    raise ToolkitError(
-                        f"{place.label}: {exc}", f"repair that toolkit, or set {place.variable} to a working one"
-                    ) from None
+                    fix = f"repair that toolkit, or set {place.variable} to a working one"
+                    if isinstance(exc.__cause__, commands.CommandTimeout):
+                        fix = f"raise {commands.TIMEOUT_VAR}, or {fix}"
+                    raise ToolkitError(f"{place.label}: {exc}", fix) from None
                 looked.append(str(exc))
                 continue
             if required_major and int(got.split(".")[0]) != required_major:

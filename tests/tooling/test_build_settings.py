@@ -136,6 +136,22 @@ def test_a_toolkit_variable_whose_nvcc_does_not_run_is_named_never_passed_over(n
     assert f"{other}/bin/nvcc does not run" in raised.value.cause
 
 
+def test_a_toolkit_variable_whose_nvcc_hangs_is_named_with_the_timeout(tmp_path, monkeypatch):
+    chosen = _toolkit_root(tmp_path / "chosen")
+    (chosen / "bin" / "nvcc").write_text("#!/bin/sh\nexec sleep 30\n")
+    (chosen / "bin" / "nvcc").chmod(0o755)
+    monkeypatch.setenv("TINYTENSOR_BUILD_TIMEOUT", "1")  # the commands the build runs read it from the environment
+    with pytest.raises(toolkit.ToolkitError) as raised:
+        toolkit.discover(12, {"CUDA_HOME": str(chosen), "TINYTENSOR_CUDA_SEARCH": "CUDA_HOME"})
+    assert raised.value.cause == (
+        f"$CUDA_HOME={chosen}: {chosen}/bin/nvcc does not run: nvcc did not finish within 1 s "
+        "(TINYTENSOR_BUILD_TIMEOUT); stopped"
+    )
+    assert (
+        raised.value.fix == "raise TINYTENSOR_BUILD_TIMEOUT, or repair that toolkit, or set CUDA_HOME to a working one"
+    )
+
+
 def test_good_places_are_searched_in_order(tmp_path):
     cuda, conda = _toolkit_root(tmp_path / "cuda"), tmp_path / "conda"
     conda.mkdir()  # an environment without nvcc is a place that may hold some components
