@@ -9,6 +9,7 @@ parent signals it or tells it to go on.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import stat
@@ -227,3 +228,31 @@ def test_a_leftover_goes_when_its_writer_is_gone_or_it_was_untouched_for_a_day(t
     save({"w": np.zeros(2)}, tmp_path / "ckpt.tt")
     assert set(_names(tmp_path)) == kept | {"ckpt.tt"}
     assert not removed & set(_names(tmp_path))
+
+
+# ---------------------------------------------------------------------------- long names
+@POSIX
+@pytest.mark.parametrize("name", ["a" * 240 + ".tt", "é" * 124 + ".tt"], ids=["240 ascii", "251 bytes of utf-8"])
+def test_any_name_the_file_system_takes_can_be_saved_to(name, tmp_path):
+    assert len(os.fsencode(name)) <= os.pathconf(tmp_path, "PC_NAME_MAX")
+    path = tmp_path / name
+    path.write_bytes(b"")  # the file system takes this name
+    save({"w": np.full(3, 2.0)}, path)
+    assert _names(tmp_path) == [name] and _value(path) == 2.0
+    # a save killed mid-write leaves a temporary file of a name the next save recognises
+    child = _paused_save(path, 5.0)
+    leftovers = [n for n in _names(tmp_path) if n != name]
+    assert len(leftovers) == 1 and len(os.fsencode(leftovers[0])) <= 255, leftovers
+    child.kill()
+    child.communicate(timeout=60)
+    save({"w": np.full(3, 3.0)}, path)
+    assert _names(tmp_path) == [name] and _value(path) == 3.0
+
+
+@POSIX
+def test_a_name_too_long_for_the_file_system_is_refused_before_anything_is_written(tmp_path):
+    path = tmp_path / ("a" * 256 + ".tt")
+    with pytest.raises(OSError, match="File name too long") as raised:
+        save({"w": np.zeros(3)}, path)
+    assert raised.value.errno == errno.ENAMETOOLONG and raised.value.filename == str(path)
+    assert _names(tmp_path) == []

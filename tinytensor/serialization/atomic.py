@@ -9,7 +9,9 @@ The new file keeps the permission bits of the file it replaces (a private checkp
 private); a new file gets what ``open()`` would give it, ``0o666`` less the umask.
 
 A process killed mid-save (kill -9, power loss) cannot remove its temporary file, so the names say
-who wrote them: ``.<name>.tt-tmp-<host>-<pid>-<random>``. Each save first removes the leftovers of
+who wrote them: ``.<name>.tt-tmp-<host>-<pid>-<random>`` (where that would be longer than a file name
+may be, ``<name>`` is cut and a digest of the whole name follows it, so any name that the file
+system takes can be saved to). Each save first removes the leftovers of
 its own target whose writer is gone: same host and no such process any more, or (another host, or
 a pid reused since) untouched for ``STALE_AFTER_S``. A live writer's file is never taken from it.
 """
@@ -17,6 +19,8 @@ a pid reused since) untouched for ``STALE_AFTER_S``. A live writer's file is nev
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import os
 import secrets
 import socket
@@ -29,18 +33,25 @@ from typing import IO
 TMP_MARK = ".tt-tmp-"
 # A writer keeps touching its file; one untouched this long belongs to no running save.
 STALE_AFTER_S = 24 * 3600
+# The longest file name, in bytes, where the file system does not say (ext4, XFS, btrfs, APFS).
+NAME_MAX = 255
+# The longest tag after the mark: host (8) - pid (at most 10 digits) - random (8).
+_TAG_MAX = 28
 
 
 def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], object]) -> None:
     """Call ``write(binary_file)`` on a temporary file, then move it onto ``path``."""
     path = os.fspath(path)
     folder, base = os.path.split(os.path.abspath(path))
-    remove_stale_temporaries(folder, base)
+    name_max = _name_max(folder)
+    if len(os.fsencode(base)) > name_max:  # refused before anything is written
+        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
+    remove_stale_temporaries(folder, base, name_max)
     mode = _existing_mode(path)
     tmp = None
     try:
         # While it is written, the file is no more readable than the one it replaces.
-        tmp, fd = _create_temporary(folder, base, 0o666 if mode is None else 0o600)
+        tmp, fd = _create_temporary(folder, base, 0o666 if mode is None else 0o600, name_max)
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()
@@ -56,14 +67,37 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
     _sync_folder(folder)
 
 
-def temporary_name(base: str, host: str | None = None, pid: int | None = None) -> str:
+def temporary_name(base: str, host: str | None = None, pid: int | None = None, name_max: int = NAME_MAX) -> str:
     """The name of a temporary file for target ``base``, written by ``pid`` on ``host`` (this process)."""
-    return f".{base}{TMP_MARK}{host or _host()}-{os.getpid() if pid is None else pid}-{secrets.token_hex(4)}"
+    pid = os.getpid() if pid is None else pid
+    return f"{_prefix(base, name_max)}{host or _host()}-{pid}-{secrets.token_hex(4)}"
 
 
-def remove_stale_temporaries(folder: str, base: str) -> None:
-    """Remove the temporary files of target ``base`` in ``folder`` whose writer is gone (best effort)."""
+def _prefix(base: str, name_max: int) -> str:
+    """How the temporary names of target ``base`` start: ``.<base>.tt-tmp-``, or, where the whole
+    name could be longer than ``name_max`` bytes, ``.<base cut>~<digest of base>.tt-tmp-``."""
     prefix = f".{base}{TMP_MARK}"
+    if len(os.fsencode(prefix)) + _TAG_MAX <= name_max:
+        return prefix
+    digest = hashlib.sha256(os.fsencode(base)).hexdigest()[:16]
+    room = name_max - _TAG_MAX - len(TMP_MARK) - len(digest) - 2  # the leading "." and the "~"
+    kept = base
+    while len(os.fsencode(kept)) > room:
+        kept = kept[:-1]
+    return f".{kept}~{digest}{TMP_MARK}"
+
+
+def _name_max(folder: str) -> int:
+    """The longest file name ``folder``'s file system takes, in bytes."""
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (AttributeError, ValueError, OSError):  # no pathconf (Windows), or the folder does not say
+        return NAME_MAX
+
+
+def remove_stale_temporaries(folder: str, base: str, name_max: int = NAME_MAX) -> None:
+    """Remove the temporary files of target ``base`` in ``folder`` whose writer is gone (best effort)."""
+    prefix = _prefix(base, name_max)
     with contextlib.suppress(OSError), os.scandir(folder) as entries:
         for entry in entries:
             if entry.name.startswith(prefix) and _is_stale(entry, entry.name[len(prefix) :]):
@@ -111,12 +145,12 @@ def _existing_mode(path: str) -> int | None:
     return stat.S_IMODE(st.st_mode) & 0o777 if stat.S_ISREG(st.st_mode) else None
 
 
-def _create_temporary(folder: str, base: str, mode: int) -> tuple[str, int]:
+def _create_temporary(folder: str, base: str, mode: int, name_max: int) -> tuple[str, int]:
     # os.open with mode 0o666 lets the umask decide the permissions, as a plain open() would;
     # tempfile.mkstemp would make the saved file private (0o600).
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     while True:
-        tmp = os.path.join(folder, temporary_name(base))
+        tmp = os.path.join(folder, temporary_name(base, name_max=name_max))
         try:
             return tmp, os.open(tmp, flags, mode)
         except FileExistsError:
