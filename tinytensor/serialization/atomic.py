@@ -19,7 +19,6 @@ a pid reused since) untouched for ``STALE_AFTER_S``. A live writer's file is nev
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import secrets
@@ -44,10 +43,8 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
     path = os.fspath(path)
     folder, base = os.path.split(os.path.abspath(path))
     name_max = _name_max(folder)
-    if len(os.fsencode(base)) > name_max:  # refused before anything is written
-        raise OSError(errno.ENAMETOOLONG, os.strerror(errno.ENAMETOOLONG), path)
     remove_stale_temporaries(folder, base, name_max)
-    mode = _existing_mode(path)
+    mode = _existing_mode(path)  # a name too long for the file system stops here, before anything is written
     tmp = None
     try:
         # While it is written, the file is no more readable than the one it replaces.
