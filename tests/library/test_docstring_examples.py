@@ -36,7 +36,8 @@ def test_the_docstrings_have_examples():
 
 
 @pytest.mark.parametrize("test", _examples())
-def test_a_docstring_example(test):
+def test_a_docstring_example(test, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples that save a file write it here, not into the checkout
     test.globs = {"tt": tinytensor, "tinytensor": tinytensor, **test.globs}
     tinytensor.manual_seed(0)
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
