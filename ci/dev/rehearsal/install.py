@@ -23,6 +23,7 @@ from pathlib import Path
 from buildsys.release_matrix import CUDA_RELEASES
 from ci import pytest_summary
 from ci.dev import torch_oracle
+from ci.project_paths import CACHE
 from ci.release import wheel_files
 from ci.release.release_manifest import normalized, sha256
 
@@ -276,6 +277,7 @@ def run_tests(
         TINYTENSOR_EXPECT_BACKEND=expect,
         TT_INSTALLED_WHEEL="1" if expect == "full" else "",
         OPENBLAS_NUM_THREADS="1",
+        PYTINYTENSOR_CACHE=str(CACHE),  # another CUDA 12 for the isolation tests: the build's toolchain
         **pytest_summary.env(summary),
         **(env_extra or {}),
     )

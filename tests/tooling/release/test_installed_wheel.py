@@ -142,12 +142,20 @@ def test_nvrtc_loads_and_compiles_for_cupy():
     assert cupy.__version__
 
 
+def _project_cache() -> Path:
+    """The project's cache folder, where the CUDA 12.4 toolchain of the build lives: the rehearsal
+    passes it as PYTINYTENSOR_CACHE; otherwise ci/project_paths.py's rule."""
+    cache = os.environ.get("PYTINYTENSOR_CACHE")
+    if cache:
+        return Path(cache)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pytinytensor"
+
+
 def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
     """Another CUDA's libcudart (a CUDA 13 toolkit's, or the CUDA 12 toolkit's own) on LD_LIBRARY_PATH
     must not replace ours: tinytensor loads them by path, and their names are our own."""
     hostile = sorted(set(os.path.dirname(p) for p in glob.glob("/usr/local/cuda*/lib64/libcudart.so*")))
-    cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
-    hostile += [str(d) for d in cache.glob("cuda-12*/lib64") if d.is_dir()]
+    hostile += [str(d) for d in _project_cache().glob("cuda-12*/lib64") if d.is_dir()]
     if not hostile:
         pytest.skip(reason="no other CUDA libraries found to put on LD_LIBRARY_PATH")
     found = _probe({"LD_LIBRARY_PATH": ":".join(hostile)})
@@ -156,9 +164,8 @@ def test_bundled_libraries_win_over_another_cuda_on_ld_library_path():
 
 def _other_cuda12() -> Path | None:
     """A folder with another CUDA 12 cudart and cuBLAS (a toolkit's, or the project's CUDA 12.4 toolchain)."""
-    cache = Path(os.environ.get("PYTINYTENSOR_CACHE", Path.home() / ".cache" / "pytinytensor"))
     found = sorted(glob.glob("/usr/local/cuda-12*/lib64/libcublas.so.12")) + sorted(
-        str(p) for p in cache.glob("cuda-12*/lib64/libcublas.so.12")
+        str(p) for p in _project_cache().glob("cuda-12*/lib64/libcublas.so.12")
     )
     return Path(found[0]).parent if found else None
 
