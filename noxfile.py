@@ -66,19 +66,23 @@ def _install_torch(session) -> bool:
     return True
 
 
-def _pytest(session, *args, expect: str, summary_name: str) -> dict:
-    """Run pytest, then say plainly what was skipped (a session never passes by skipping all)."""
+def _pytest(session, *args, expect: str, summary_name: str) -> dict | None:
+    """Run pytest, then say plainly what was skipped (a session never passes by skipping all).
+    None under ``--install-only``, where nothing runs."""
     summary = Path(session.create_tmp()) / f"{summary_name}.json"
     env = {**pytest_summary.env(summary), "TINYTENSOR_EXPECT_BACKEND": expect, "OPENBLAS_NUM_THREADS": "1"}
     # The pytest script (not `python -m`) keeps the source tree off sys.path: the installed package is tested.
-    session.run("pytest", *args, env=env)
+    if session.run("pytest", *args, env=env) is None:  # --install-only
+        return None
     result = pytest_summary.read(summary)
     if pytest_summary.nothing_ran(result):
         session.error(pytest_summary.nothing_ran(result))
     return result
 
 
-def _report_gpu_part(session, result: dict) -> None:
+def _report_gpu_part(session, result: dict | None) -> None:
+    if result is None:  # --install-only
+        return
     gpu = pytest_summary.gpu_skips(result)
     if gpu:
         total = sum(gpu.values())
@@ -149,7 +153,7 @@ def _cuda_toolchain(session) -> dict[str, str]:
     compiler it picked (installed on first use)."""
     if os.environ.get("CUDA_HOME"):
         return {k: os.environ[k] for k in ("CUDA_HOME", "CUDAHOSTCXX") if os.environ.get(k)}
-    out = session.run(str(ROOT / "ci" / "release" / "install-cuda12.sh"), silent=True, external=True)
+    out = session.run_install(str(ROOT / "ci" / "release" / "install-cuda12.sh"), silent=True, external=True)
     exports = [line.removeprefix("export ").split("=", 1) for line in out.splitlines() if line.startswith("export ")]
     return dict(exports)
 
@@ -165,13 +169,14 @@ def tests_gpu(session):
     variant = os.environ.get("TINYTENSOR_CUDA_VARIANT", "cu12")
     env = {**_cuda_toolchain(session), "TINYTENSOR_CUDA_VARIANT": variant}
     dist = Path(session.create_tmp()) / "dist"
-    session.run("uv", "build", "--wheel", "-o", str(dist), str(ROOT), env=env, external=True)
+    session.run_install("uv", "build", "--wheel", "-o", str(dist), str(ROOT), env=env, external=True)
     wheel = max(dist.glob(f"pytinytensor_{variant}-*.whl"), key=lambda p: p.stat().st_mtime)
     session.install(str(wheel))
     session.install(*TEST_DEPS)
     _install_torch(session)
     out = Path(session.create_tmp()) / "gpu-check"
-    session.run("python", "-m", "ci.release.gpu_check", "--out", str(out))
+    if session.run("python", "-m", "ci.release.gpu_check", "--out", str(out)) is None:  # --install-only
+        return
     _report_gpu_part(session, pytest_summary.read(out / pytest_summary.FILE))
 
 
@@ -213,7 +218,8 @@ def build_faults(session):
 
 def _pytest_plain(session, *args, env):
     summary = Path(session.create_tmp()) / "summary.json"
-    session.run("pytest", *args, env={**env, **pytest_summary.env(summary)})
+    if session.run("pytest", *args, env={**env, **pytest_summary.env(summary)}) is None:  # --install-only
+        return
     result = pytest_summary.read(summary)
     if pytest_summary.nothing_ran(result):
         session.error(pytest_summary.nothing_ran(result))
