@@ -24,6 +24,7 @@ import os
 import secrets
 import socket
 import stat
+import sys
 import time
 import zlib
 from collections.abc import Callable
@@ -42,9 +43,9 @@ def write_atomically(path: str | os.PathLike[str], write: Callable[[IO[bytes]], 
     """Call ``write(binary_file)`` on a temporary file, then move it onto ``path``."""
     path = os.fspath(path)
     folder, base = os.path.split(os.path.abspath(path))
+    mode = _existing_mode(path)  # a name too long for the file system stops here, before the folder changes
     name_max = _name_max(folder)
     remove_stale_temporaries(folder, base, name_max)
-    mode = _existing_mode(path)  # a name too long for the file system stops here, before anything is written
     tmp = None
     try:
         # While it is written, the file is no more readable than the one it replaces.
@@ -78,9 +79,8 @@ def _prefix(base: str, name_max: int) -> str:
         return prefix
     digest = hashlib.sha256(os.fsencode(base)).hexdigest()[:16]
     room = name_max - _TAG_MAX - len(TMP_MARK) - len(digest) - 2  # the leading "." and the "~"
-    kept = base
-    while len(os.fsencode(kept)) > room:
-        kept = kept[:-1]
+    # cut in bytes; a character the cut splits is dropped whole
+    kept = os.fsencode(base)[:room].decode(sys.getfilesystemencoding(), "ignore")
     return f".{kept}~{digest}{TMP_MARK}"
 
 
