@@ -154,6 +154,8 @@ def _cuda_toolchain(session) -> dict[str, str]:
     if os.environ.get("CUDA_HOME"):
         return {k: os.environ[k] for k in ("CUDA_HOME", "CUDAHOSTCXX") if os.environ.get(k)}
     out = session.run_install(str(ROOT / "ci" / "release" / "install-cuda12.sh"), silent=True, external=True)
+    if out is None:  # --no-install on a reused environment: the wheel build it is for is skipped too
+        return {}
     exports = [line.removeprefix("export ").split("=", 1) for line in out.splitlines() if line.startswith("export ")]
     return dict(exports)
 
