@@ -3,6 +3,8 @@ and batch_sampler, compared with PyTorch where it is installed."""
 
 from __future__ import annotations
 
+import typing
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,7 @@ import tinytensor as tt
 from tinytensor.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, random_split
 
 
-class Numbers(Dataset):
+class Numbers(Dataset[int]):
     def __init__(self, n):
         self.n = n
 
@@ -147,6 +149,19 @@ def test_datasets_add_up_and_load():
     both = x + y
     assert isinstance(both, ConcatDataset) and len(both) == 7
     assert [b[0].tolist() for b in DataLoader(both, batch_size=4)] == [[0.0, 1.0, 2.0, 3.0], [10.0, 11.0, 12.0]]
+
+
+def test_dataset_is_generic_in_its_sample_type():
+    # `class Numbers(Dataset[int])`, as PyTorch's examples write it, defines a dataset like any other
+    assert typing.get_origin(Dataset[int]) is Dataset and typing.get_args(Dataset[int]) == (int,)
+    assert Numbers.__orig_bases__ == (Dataset[int],) and isinstance(Numbers(3), Dataset)
+    assert [b.tolist() for b in DataLoader(Numbers(5), batch_size=2)] == [[0, 1], [2, 3], [4]]
+
+
+def test_a_generic_dataset_loads_as_in_pytorch(torch):
+    assert typing.get_origin(torch.utils.data.Dataset[int]) is torch.utils.data.Dataset
+    ours = [b.tolist() for b in DataLoader(Numbers(5), batch_size=2)]
+    assert ours == [b.tolist() for b in torch.utils.data.DataLoader(Numbers(5), batch_size=2)]
 
 
 # ---------------------------------------------------------------------------- sampler, batch_sampler

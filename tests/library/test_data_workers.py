@@ -38,7 +38,7 @@ def _preloaded_forkserver():
         multiprocessing.set_forkserver_preload(["tinytensor", __name__])
 
 
-class Probe(Dataset):
+class Probe(Dataset[dict]):
     """Sample i: its index, the process and worker that read it, and one draw from each stream
     a worker seeds (Python's random, numpy's legacy global state, tinytensor's generator)."""
 

@@ -9,7 +9,7 @@ import math
 import operator
 import warnings
 from collections.abc import Iterable, Sequence, Sized
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
@@ -31,7 +31,11 @@ class MapDataset(Protocol):
     def __getitem__(self, index: Any, /) -> Any: ...
 
 
-class Dataset:
+# the sample type, as torch.utils.data.Dataset's T_co: `class Digits(Dataset[tuple[Tensor, int]])`
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Dataset(Generic[T_co]):
     """Base class of map-style datasets: ``dataset[i]`` is sample ``i`` for ``0 <= i < len(dataset)``.
 
     As ``torch.utils.data.Dataset``: a subclass defines ``__getitem__`` (one sample, any Python
@@ -39,12 +43,12 @@ class Dataset:
     ``NotImplementedError`` when they are called. ``a + b`` is ``ConcatDataset([a, b])``.
 
     A ``DataLoader`` takes any object with ``__len__`` and ``__getitem__``; deriving from this
-    class is optional, as in PyTorch. Unlike PyTorch's, this class is not generic
-    (``Dataset[int]`` is not a type) and there are no iterable-style datasets.
+    class is optional, as in PyTorch. It is generic in the sample type, as PyTorch's is
+    (``class Squares(Dataset[int])``). There are no iterable-style datasets.
 
     Examples
     --------
-    >>> class Squares(Dataset):
+    >>> class Squares(Dataset[int]):
     ...     def __len__(self):
     ...         return 10
     ...
@@ -54,7 +58,7 @@ class Dataset:
     9
     """
 
-    def __getitem__(self, index: Any) -> Any:
+    def __getitem__(self, index: Any) -> T_co:
         raise NotImplementedError(f"{type(self).__name__} does not define __getitem__()")
 
     def __len__(self) -> int:
@@ -65,7 +69,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class TensorDataset(Dataset):
+class TensorDataset(Dataset[tuple[Tensor, ...]]):
     """Samples are rows of tensors of equal length: ``dataset[i]`` is ``tuple(t[i] for t in tensors)``.
 
     As ``torch.utils.data.TensorDataset``.
@@ -154,7 +158,7 @@ def _type_name(value: object) -> str:
     return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
 
 
-class Subset(Dataset):
+class Subset(Dataset[Any]):
     """The samples of ``dataset`` at ``indices``, in that order: ``subset[i]`` is ``dataset[indices[i]]``.
 
     As ``torch.utils.data.Subset``: nothing is copied or checked when it is made; ``dataset``
@@ -183,7 +187,7 @@ class Subset(Dataset):
         return len(self.indices)
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[Any]):
     """The samples of several datasets one after another, as ``torch.utils.data.ConcatDataset``.
 
     Parameters
