@@ -721,6 +721,23 @@ def test_save_and_load_through_a_file_object_as_torch_does(device):
         tt.save(state, 3)
 
 
+def test_a_module_saves_to_and_loads_from_a_file_object():
+    tt.manual_seed(0)
+    model, fresh = _mlp(), _mlp()
+    buffer = io.BytesIO()
+    model.save(buffer)
+    buffer.seek(0)
+    result = fresh.load(buffer)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    for ours, theirs in zip(fresh.parameters(), model.parameters(), strict=True):
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    buffer = io.BytesIO()
+    tt.save([1, 2], buffer)
+    buffer.seek(0)
+    with pytest.raises(TypeError, match="<BytesIO> holds a list, not a model state dict"):
+        fresh.load(buffer)
+
+
 def test_save_and_load_take_a_bytes_path_as_open_does(tmp_path):
     path = os.fsencode(tmp_path / "bytes.tt")
     tt.save({"step": 3}, path)

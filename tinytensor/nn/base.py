@@ -410,8 +410,11 @@ class Module:
         reads it back into a module of the same structure."""
         serialization.save(self.state_dict(), path)
 
-    def load(self, path: str | os.PathLike[str], strict: bool = True) -> LoadResult:
+    def load(self, path: str | os.PathLike[str] | IO[bytes], strict: bool = True) -> LoadResult:
         """Load a ``.tt`` file's state dict via ``load_state_dict``, onto this module's device and dtype.
+
+        ``path`` is a file path or a binary file object open for reading (``io.BytesIO``, say), as
+        ``tt.load`` takes.
 
         The file is read on the CPU, so a GPU checkpoint loads anywhere; a pytinytensor 1.x file is
         converted to this version's layout first (``nn.convert_1x_state``).

@@ -132,24 +132,29 @@ def load(path: FileLike, map_location: str | dict[str, str] | None = None) -> An
     >>> tt.load("checkpoint.tt", map_location="cpu")["w"].device
     device(type='cpu')
     """
-    if _is_file_object(path, "read"):
-        name = str(getattr(path, "name", f"<{type(path).__name__}>"))
-        obj, _ = _read_open(name, path, _placer(name, map_location))
-        return obj
-    obj, _ = _read(_fspath(path, "load"), map_location)
+    obj, _, _ = _read_from(path, "load", map_location)
     return obj
 
 
 def read_state_dict(path: object, fn: str) -> tuple[dict[str, Tensor | np.ndarray], bool]:
     """(state dict, whether the file is a 1.x pickle) of a file read on the host, for ``Module.load``
     (a GPU checkpoint loads on a CPU-only machine); anything but a state dict is a TypeError."""
-    name = _fspath(path, fn)
-    obj, is_1x = _read(name, "cpu")
+    obj, is_1x, name = _read_from(path, fn, "cpu")
     _check_state_dict(obj, name, "1.x " if is_1x else "")
     return obj, is_1x
 
 
 # ---------------------------------------------------------------------------- reading
+def _read_from(path: object, fn: str, map_location: object) -> tuple[Any, bool, str]:
+    """(object, whether the file is a 1.x pickle, the name errors give it) of a file path or a
+    binary file object open for reading."""
+    if _is_file_object(path, "read"):
+        name = str(getattr(path, "name", f"<{type(path).__name__}>"))
+        return (*_read_open(name, path, _placer(name, map_location)), name)
+    name = _fspath(path, fn)
+    return (*_read(name, map_location), name)
+
+
 def _read(path: str, map_location: object) -> tuple[Any, bool]:
     """(object, whether the file is a 1.x pickle). The object is whatever the file holds: Any."""
     place = _placer(path, map_location)
