@@ -2,7 +2,8 @@
 # /// script
 # dependencies = ["nox==2026.10.20", "uv==0.13.9"]
 # ///
-"""Test matrices and jobs. `nox -l` lists them; `nox -t ci` is what CI runs (README).
+"""Test matrices and jobs. `nox -l` lists them; the sessions tagged `ci` are what CI runs
+(`ci/tests.sh`, README).
 
 Sessions install what they need into their own environments (uv when available). Interpreters
 come from the machine: the release matrix's CPythons (buildsys/release_matrix.py) wherever they are

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run nox from a tools environment this script creates on first use (outside the repository),
-# so a fresh machine needs nothing but python3: `ci/nox.sh -t ci`, `ci/nox.sh -s release`.
+# so a fresh machine needs nothing but python3: `ci/nox.sh -s release`, `ci/nox.sh -s lint`.
 # The tools' pins are pyproject.toml's `nox` dependency group.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +18,7 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 export PATH="$tools/bin:$PATH"
-# A full `-t ci` run from empty caches peaks at about 14 GiB over what it started with (the README's
+# A full CI run (ci/tests.sh) from empty caches peaks at about 14 GiB over what it started with (the README's
 # figure, beside its two commands): warn early rather than fail on a full disk half an hour in.
 need_kb=$((16 * 1000 * 1000 * 1000 / 1024))
 mkdir -p "$cache"
