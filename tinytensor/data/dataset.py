@@ -32,10 +32,10 @@ class MapDataset(Protocol):
 
 
 # the sample type, as torch.utils.data.Dataset's T_co: `class Digits(Dataset[tuple[Tensor, int]])`
-T_co = TypeVar("T_co", covariant=True)
+_T_co = TypeVar("_T_co", covariant=True)
 
 
-class Dataset(Generic[T_co]):
+class Dataset(Generic[_T_co]):
     """Base class of map-style datasets: ``dataset[i]`` is sample ``i`` for ``0 <= i < len(dataset)``.
 
     As ``torch.utils.data.Dataset``: a subclass defines ``__getitem__`` (one sample, any Python
@@ -58,7 +58,7 @@ class Dataset(Generic[T_co]):
     9
     """
 
-    def __getitem__(self, index: Any) -> T_co:
+    def __getitem__(self, index: Any) -> _T_co:
         raise NotImplementedError(f"{type(self).__name__} does not define __getitem__()")
 
     def __len__(self) -> int:
