@@ -18,7 +18,7 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 export PATH="$tools/bin:$PATH"
-# A full CI run (ci/tests.sh) from empty caches peaks at about 14 GiB over what it started with (the README's
+# A full CI run (ci/tests.sh) from empty caches peaks at about 15 GiB over what it started with (the README's
 # figure, beside its two commands): warn early rather than fail on a full disk half an hour in.
 need_kb=$((16 * 1000 * 1000 * 1000 / 1024))
 mkdir -p "$cache"
