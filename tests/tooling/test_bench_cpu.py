@@ -8,8 +8,7 @@ import importlib.util
 
 import numpy as np
 import pytest
-
-from tests.checkout import ROOT
+from checkout import ROOT
 
 
 @pytest.fixture(scope="module")
