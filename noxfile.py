@@ -196,6 +196,7 @@ GPU_MACHINE_PACKAGES = [
     "scikit-learn",
     "cupy-cuda13x==14.2.*",
     "nvidia-cuda-nvrtc==13.0.88",
+    "nvidia-cuda-runtime==13.0.*",  # the CUDA runtime headers CuPy compiles its kernels against
 ]
 GPU_REHEARSAL_PYTHON = "3.12"  # the oldest numpy 2.5 supports; a newer one with `--force-python 3.X`
 

@@ -18,11 +18,11 @@ class LibsDist:
     # NVIDIA's PyPI wheels the libraries are taken from (ci/release/locks/cuda-libs-cuNN.txt pins their hashes).
     sources: tuple[str, ...]
     # What the libraries load at run time that is not bundled: cuBLASLt opens NVRTC for some kernels
-    # (NVIDIA's cuBLAS wheel requires it, unpinned). Pinned to the bundled runtime's CUDA minor. The
-    # build fails if the source wheels require anything this does not name.
+    # (NVIDIA's cuBLAS wheel requires it without a version; a range within the CUDA major, as
+    # nvidia_requirement says why). The build fails if the source wheels require anything this does not name.
     requires: tuple[str, ...] = ()
     # NVRTC's library inside its distribution (package, file), which tinytensor loads by path before
-    # cuBLAS, so that cuBLASLt's dlopen of libnvrtc.so.N finds that one, at the pinned minor.
+    # cuBLAS, so that cuBLASLt's dlopen of libnvrtc.so.N finds that one, of the CUDA major N.
     nvrtc: tuple[str, str] = ("", "")
 
     @property
@@ -57,6 +57,16 @@ class LibsDist:
         ]
 
 
+def nvidia_requirement(component: str, major: int) -> str:
+    """A requirement on one of NVIDIA's wheels ("cuda-nvrtc", "cuda-runtime") of CUDA `major`: any
+    release within the major, never an exact minor. PyTorch and `cupy-cuda12x[ctk]` pin NVIDIA's
+    wheels exactly (PyTorch's cu126 wheels NVRTC 12.6, its cu128 ones 12.8), so an exact minor of
+    ours could never be installed beside them; CUDA's minor-version compatibility makes any minor work.
+    CUDA 12's wheels carry a -cu12 suffix, CUDA 13's none."""
+    name = f"nvidia-{component}-cu{major}" if major == 12 else f"nvidia-{component}"
+    return f"{name}>={major}.0,<{major + 1}"
+
+
 def renamed(soname: str) -> str:
     """libcublas.so.12 -> libcublas-tinytensor.so.12"""
     stem, _, major = soname.partition(".so.")
@@ -84,7 +94,7 @@ LIBS = {
         # stays at 12.4: the extension runs on any newer CUDA 12 runtime.
         version="12.9.3.13",
         sources=("nvidia-cuda-runtime-cu12==12.9.79", "nvidia-cublas-cu12==12.9.3.13"),
-        requires=("nvidia-cuda-nvrtc-cu12==12.9.*",),
+        requires=(nvidia_requirement("cuda-nvrtc", 12),),
         nvrtc=("nvidia.cuda_nvrtc", "lib/libnvrtc.so.12"),
     ),
 }

@@ -75,11 +75,16 @@ def cuda_runtime_requires(major: int) -> list[str]:
     """What the GPU path loads at run time besides the extension's cudart and cuBLAS (a release
     wheel's come from pytinytensor-cuNN-libs, a source build's from its toolkit).
 
-    CuPy compiles its elementwise kernels with NVRTC, which cupy-cudaNNx does not ship; CuPy's own
-    cuBLAS is not needed, because GPU matmuls go through the extension's.
+    CuPy compiles its elementwise and reduction kernels at run time with NVRTC, against the CUDA
+    runtime headers; cupy-cudaNNx ships neither, and a machine with only a driver has no toolkit to
+    find them in, so both come from NVIDIA's wheels (CuPy finds them there through cuda-pathfinder).
+    CuPy's own cuBLAS is not needed: GPU matmuls go through the extension's.
     """
-    nvrtc = "nvidia-cuda-nvrtc-cu12>=12.0,<13" if major == 12 else f"nvidia-cuda-nvrtc>={major}.0,<{major + 1}"
-    return [f"cupy-cuda{major}x>=14", nvrtc]  # CuPy 13 does not find NVRTC from pip's wheels
+    return [
+        f"cupy-cuda{major}x>=14",  # CuPy 13 does not find NVRTC or the headers in pip's wheels
+        cuda_libs.nvidia_requirement("cuda-nvrtc", major),
+        cuda_libs.nvidia_requirement("cuda-runtime", major),
+    ]
 
 
 def recorded_key(record: Path = RECORD) -> str | None:

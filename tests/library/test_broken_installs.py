@@ -154,9 +154,11 @@ def test_no_import_warning_without_a_fallback(record, tmp_path):
     assert "Warning" not in _import_warnings(site, tmp_path)
 
 
-# NVRTC as the loader checks it: nvrtcVersion gives the CUDA minor the requirement pins (12.9.*)
+# NVRTC as the loader checks it: nvrtcVersion gives the CUDA major of its soname (libnvrtc.so.12),
+# any minor (the requirement is a range within the major)
 _NVRTC = {
-    "works": "int nvrtcVersion(int *major, int *minor) { *major = 12; *minor = 9; return 0; }\n",
+    "works": "int nvrtcVersion(int *major, int *minor) { *major = 12; *minor = 6; return 0; }\n",
+    "another_major": "int nvrtcVersion(int *major, int *minor) { *major = 13; *minor = 0; return 0; }\n",
     # a file under NVRTC's name that is not it (truncated, or another library)
     "no_version_symbol": "int nvrtcGetNumSupportedArchs(int *n) { *n = 0; return 0; }\n",
 }
@@ -203,6 +205,12 @@ def test_an_nvrtc_without_nvrtcversion(nvrtc_libraries, tmp_path):
     site = _release_install(tmp_path / "site", nvrtc_libraries["no_version_symbol"])
     library = site.joinpath(*LIBS.nvrtc[0].split("."), LIBS.nvrtc[1])
     problem = _check(site, tmp_path, str(library), "is not NVRTC: it has no nvrtcVersion")
+    assert problem["fix"] == f'pip install --force-reinstall "{LIBS.nvrtc_requirement}"'
+
+
+def test_an_nvrtc_of_another_cuda_major(nvrtc_libraries, tmp_path):
+    site = _release_install(tmp_path / "site", nvrtc_libraries["another_major"])
+    problem = _check(site, tmp_path, f"{LIBS.nvrtc_requirement} is required, but NVRTC 13.0 is installed")
     assert problem["fix"] == f'pip install --force-reinstall "{LIBS.nvrtc_requirement}"'
 
 

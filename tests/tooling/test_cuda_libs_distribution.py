@@ -6,6 +6,7 @@ tests/library/test_cuda_libs.py.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,12 +39,16 @@ def test_symbol_versions_are_renamed_to_names_no_longer_than_nvidias():
     assert all(len(new) <= len(old) for old, new in renames.items())  # written over NVIDIA's in place
 
 
-def test_nvrtc_is_pinned_to_the_bundled_runtimes_cuda_minor():
-    runtime = next(s for s in LIBS.sources if s.startswith("nvidia-cuda-runtime-cu12=="))
-    minor = ".".join(runtime.split("==")[1].split(".")[:2])
-    assert LIBS.nvrtc_requirement == f"nvidia-cuda-nvrtc-cu12=={minor}.*"
-    assert LIBS.requires == (LIBS.nvrtc_requirement,)
+def test_nvidias_wheels_are_required_within_the_cuda_major_never_at_a_minor():
+    """PyTorch and cupy-cuda12x[ctk] pin NVIDIA's wheels exactly: ours must admit any minor of CUDA 12."""
+    cu12 = variant.Variant("cu12", 12, "1", "dist").install_requires()
+    nvidia = [r for r in (*cu12, *LIBS.requires) if r.startswith("nvidia-")]
+    assert nvidia and all(re.fullmatch(r"nvidia-[a-z-]+-cu12>=12\.0,<13", r) for r in nvidia), nvidia
+    # CuPy compiles its kernels with NVRTC against the runtime headers: both come with the install
+    assert {"nvidia-cuda-nvrtc-cu12>=12.0,<13", "nvidia-cuda-runtime-cu12>=12.0,<13"} <= set(cu12)
+    assert LIBS.requires == (LIBS.nvrtc_requirement,) == ("nvidia-cuda-nvrtc-cu12>=12.0,<13",)
     assert LIBS.nvrtc == ("nvidia.cuda_nvrtc", "lib/libnvrtc.so.12")
+    assert cuda_libs.nvidia_requirement("cuda-runtime", 13) == "nvidia-cuda-runtime>=13.0,<14"  # no suffix
 
 
 def test_the_lock_pins_exactly_the_sources():

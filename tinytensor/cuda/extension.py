@@ -49,8 +49,8 @@ def _package_file(package: str, relative: str) -> Path | None:
 
 
 def _load_nvrtc(nvrtc: JsonObject) -> tuple[str, str] | None:
-    """Load NVRTC by path from its distribution and check its CUDA minor; None, or (why not, fix)."""
-    requirement = nvrtc["requirement"]  # nvidia-cuda-nvrtc-cu12==12.9.*
+    """Load NVRTC by path from its distribution and check its CUDA major; None, or (why not, fix)."""
+    requirement = nvrtc["requirement"]  # nvidia-cuda-nvrtc-cu12>=12.0,<13
     path = _package_file(nvrtc["package"], nvrtc["file"])
     if path is None:
         return f"{requirement} (NVRTC, which cuBLAS loads) is not installed", f'pip install "{requirement}"'
@@ -65,8 +65,8 @@ def _load_nvrtc(nvrtc: JsonObject) -> tuple[str, str] | None:
         return f"{path} ({requirement}) is not NVRTC: it has no nvrtcVersion ({exc})", reinstall
     major, minor = ctypes.c_int(), ctypes.c_int()
     nvrtc_version(ctypes.byref(major), ctypes.byref(minor))
-    wanted = requirement.split("==")[-1].removesuffix(".*")
-    if f"{major.value}.{minor.value}" != wanted:
+    wanted = nvrtc["file"].rsplit(".so.", 1)[-1]  # lib/libnvrtc.so.12: any NVRTC of CUDA 12
+    if str(major.value) != wanted:
         return f"{requirement} is required, but NVRTC {major.value}.{minor.value} is installed ({path})", reinstall
     _LOADED.append(lib)
     return None
