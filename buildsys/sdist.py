@@ -34,6 +34,12 @@ def source_epoch(root: Path) -> int:
     return FALLBACK_EPOCH
 
 
+def _write(target: Path, text: str) -> None:
+    """Replace a file of the release tree: it is a hard link into the source tree, never written through."""
+    target.unlink(missing_ok=True)
+    target.write_text(text, encoding="utf-8")
+
+
 def normalize(archive: Path, epoch: int) -> None:
     """Rewrite a .tar.gz in place with deterministic metadata and order."""
     with tarfile.open(archive, "r:gz") as src:
@@ -58,6 +64,14 @@ def normalize(archive: Path, epoch: int) -> None:
     tmp.replace(archive)
 
 
+def with_dynamic(pkg_info: str, dynamic: list[str]) -> str:
+    """PKG-INFO with exactly these fields marked Dynamic (PEP 643): setuptools marks every field it
+    read from setup.py, though only the ones named here differ between the wheels built from the sdist."""
+    headers, sep, body = pkg_info.partition("\n\n")
+    lines = [line for line in headers.splitlines() if not line.startswith("Dynamic:")]
+    return "\n".join(lines + [f"Dynamic: {field}" for field in dynamic]) + sep + body
+
+
 class ReproducibleSdist(sdist):
     def make_release_tree(self, base_dir, files):
         super().make_release_tree(base_dir, files)
@@ -65,9 +79,9 @@ class ReproducibleSdist(sdist):
 
         variant = from_env()
         if variant.key:  # a -cuNN sdist builds that variant with no variable set (buildsys/variant.py)
-            target = Path(base_dir) / "buildsys" / RECORD.name
-            target.unlink(missing_ok=True)  # a hard link into the source tree: never write through it
-            target.write_text(json.dumps({"variant": variant.key}) + "\n")
+            _write(Path(base_dir) / "buildsys" / RECORD.name, json.dumps({"variant": variant.key}) + "\n")
+        for pkg_info in [Path(base_dir) / "PKG-INFO", *Path(base_dir).glob("*.egg-info/PKG-INFO")]:
+            _write(pkg_info, with_dynamic(pkg_info.read_text(encoding="utf-8"), variant.sdist_dynamic()))
 
     def make_distribution(self):
         super().make_distribution()

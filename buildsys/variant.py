@@ -62,6 +62,13 @@ class Variant:
             extras.update({f"cuda{m}": cuda_runtime_requires(m) for m in (12, 13)})
         return extras
 
+    def sdist_dynamic(self) -> list[str]:
+        """The metadata fields (PEP 643) that wheels built from this variant's sdist may not share:
+        a -cuNN release wheel also requires pytinytensor-cuNN-libs (TINYTENSOR_CUDA_LIBS=dist), a
+        source build of the same sdist does not. Every other field is the sdist's, in every wheel
+        (ci/release/check_wheel.py holds each wheel to it)."""
+        return ["Requires-Dist"] if self.cuda_major else []
+
     def install_requires(self) -> list[str]:
         reqs = [NUMPY, "tqdm>=4.66"]
         if self.cuda_major:

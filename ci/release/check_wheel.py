@@ -3,7 +3,9 @@ the per-Python pytinytensor-cuNN wheels, the per-architecture pytinytensor-cuNN-
 plain pytinytensor's pure wheel. What the packaging tools know, they check (`auditwheel show`,
 check-wheel-contents, `twine check --strict`); the rules that are ours are the functions below.
 
-    python -m ci.release.check_wheel [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL...
+    python -m ci.release.check_wheel [--plat manylinux_2_28_x86_64] [--json out.json] WHEEL... [SDIST...]
+
+Each wheel given with the sdist of its project and version is also held to that sdist's metadata (PEP 643).
 
 Needs the `wheel-test` dependency group (ci/release/locks/wheel-test.txt). Exit status 1 on any failure.
 """
@@ -31,6 +33,7 @@ from buildsys.release_matrix import CPU_DIST, requires_python
 from buildsys.release_matrix import platform as release_matrix_platform
 from ci.release.elf_versions import version_nodes
 from ci.release.release_manifest import normalized, sha256
+from ci.release.sdist_metadata import check_against_sdist
 
 CUDA_LIBRARY = re.compile(r"(^|/)lib(cudart|cublas|cublasLt)[-.]")
 DRIVER = re.compile(r"(^|/)lib(cuda|nvidia-[\w-]+)\.so")
@@ -334,25 +337,32 @@ def is_libs_wheel(wheel: Path) -> bool:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("wheels", nargs="+", type=Path)
+    parser.add_argument("wheels", nargs="+", type=Path, help="wheels, and the sdists they were built from (.tar.gz)")
     parser.add_argument("--plat", default=release_matrix_platform(platform.machine()))
     parser.add_argument("--variant", default="cu12")
     parser.add_argument("--json", type=Path, help="write the facts of every wheel here")
     args = parser.parse_args(argv)
     major = int(args.variant.removeprefix("cu"))
+    sdists = [f for f in args.wheels if f.name.endswith(".tar.gz")]
+    wheels = [f for f in args.wheels if f not in sdists]
     results = [
         check_libs(w, args.plat, major)
         if is_libs_wheel(w)
         else check_cpu(w)
         if is_cpu_wheel(w)
         else check(w, args.plat, args.variant)
-        for w in args.wheels
+        for w in wheels
     ]
+    for wheel, r in zip(wheels, results):
+        r["sdist"], differences = check_against_sdist(wheel, sdists)
+        r["failures"] += differences
     for r in results:
         print(f"{r['wheel']}: {r['size_mb']} MB (budget {r['budget_mb']} MB)")
         print(f"  sha256 {r['sha256']}")
         for failure in r["failures"]:
             print(f"  FAIL: {failure}")
+        if r["sdist"] and not r["failures"]:
+            print(f"  OK: its metadata is its sdist's {r['sdist']} where the sdist does not mark a field Dynamic")
         if not r["failures"]:
             print(
                 "  OK: pure py3-none-any, nothing compiled, no CUDA requirement, metadata; check-wheel-contents "
