@@ -1,5 +1,6 @@
-"""Offline checks of the CI configuration: zizmor (pedantic persona) on the workflows, the local
-actions and dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
+"""Offline checks of the CI configuration: every `uses:` in a form every runner parses
+(ci/dev/workflow_refs.py), zizmor (pedantic persona) on the workflows, the local actions and
+dependabot.yml, the workflows and dependabot.yml against their schemas, the pre-commit
 configuration, [tool.cibuildwheel] against cibuildwheel's own schema, the build identifiers
 cibuildwheel would build against the release matrix (buildsys/release_matrix.py), release.yml's
 and pyproject's matrices against it (tests/tooling/test_release_matrix.py), the pre-commit hooks'
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from buildsys import release_matrix
 from ci import commands
+from ci.dev import workflow_refs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,6 +76,9 @@ def check_publishing() -> None:
 
 def main() -> int:
     workflows = sorted(str(p) for p in (ROOT / ".github" / "workflows").glob("*.yml"))
+    refs = workflow_refs.check(ROOT)
+    if refs:
+        raise SystemExit("\n".join(refs))
     # .github: the workflows, the local actions (.github/actions) and dependabot.yml. What the
     # pedantic persona reports that needs the network is ignored inline, each listed in docs/maintainers/security.md.
     run("zizmor", "--offline", "--no-progress", "--persona", "pedantic", "--strict-collection", ".github")
@@ -95,7 +100,8 @@ def main() -> int:
             raise SystemExit(f"cibuildwheel would build {got} for {arch}, intended {intended}")
     # the release matrix against release.yml and [tool.cibuildwheel] (PyYAML is here, not in tests_cpu)
     pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest"]
-    run(*pytest, "tests/tooling/test_release_matrix.py", "tests/tooling/test_precommit_pins.py")
+    checks = ("test_release_matrix.py", "test_precommit_pins.py", "test_workflow_refs.py")
+    run(*pytest, *(f"tests/tooling/{name}" for name in checks))
     check_publishing()
     print("workflow checks: zizmor clean, schemas valid, build identifiers and publishing order as intended")
     return 0
