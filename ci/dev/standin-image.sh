@@ -11,7 +11,10 @@
 # compiler. (It cannot build the extension at all: CUDA 12.4's headers do not compile against
 # glibc 2.41's math.h, which is why the build stand-in stays on bookworm.)
 #
-# Usage: DOCKER_HOST=... ci/dev/standin-image.sh ENGINE [bookworm|trixie]
+# SUITE gcc14 makes the GCC 14 lane's image: the build stand-in whose default g++ is GCC 14
+# (ci/dev/gcc14-toolchain.sh), as the real image's is, for a build that links without zig.
+#
+# Usage: DOCKER_HOST=... ci/dev/standin-image.sh ENGINE [bookworm|trixie|gcc14]
 #        (prints the image name; reuses an existing one)
 set -euo pipefail
 engine=${1:-docker}
@@ -19,10 +22,25 @@ suite=${2:-bookworm}
 here=$(cd "$(dirname "$0")" && pwd)
 image=pytinytensor-manylinux-standin:$suite-5
 log() { echo "standin-image: $*" >&2; }
-case $suite in bookworm|trixie) ;; *) log "SUITE is bookworm (the build stand-in) or trixie (the compiler stand-in)"; exit 1 ;; esac
+case $suite in bookworm|trixie|gcc14) ;;
+  *) log "SUITE is bookworm (the build stand-in), trixie (the compiler stand-in) or gcc14 (the GCC 14 lane)"; exit 1 ;;
+esac
 
 if "$engine" image inspect "$image" >/dev/null 2>&1; then
   log "reusing $image"; echo "$image"; exit 0
+fi
+if [ "$suite" = gcc14 ]; then  # the build stand-in, with GCC 14 first on PATH (also under the name
+  # Debian's CPython compiles extensions with, x86_64-linux-gnu-g++)
+  base=$("$0" "$engine" bookworm)
+  toolchain=$("$here/gcc14-toolchain.sh" /opt/gcc-14)
+  container=$("$engine" create -v "$toolchain:/gcc14.tar.gz:ro" "$base" sh -c \
+    'tar -xzf /gcc14.tar.gz -C / && for t in gcc g++ cc c++ cpp; do ln -sf /opt/gcc-14/bin/$t /usr/local/bin/$t; done &&
+     for t in gcc g++; do ln -sf /opt/gcc-14/bin/$t /usr/local/bin/x86_64-linux-gnu-$t; done && g++ --version')
+  "$engine" start -a "$container" >&2
+  "$engine" commit "$container" "$image" >&2
+  "$engine" rm "$container" >/dev/null
+  echo "$image"
+  exit 0
 fi
 command -v debootstrap >/dev/null || { log "debootstrap is not installed (apt-get install debootstrap)"; exit 1; }
 cache=${PYTINYTENSOR_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pytinytensor}

@@ -14,8 +14,8 @@ from ci.dev.package_index import package_index
 from ci.release import upload_rules
 from ci.release.release_manifest import sha256
 
-from . import contract, install, publishing, report, sources, wheels
-from .common import NOTES, ROOT, TIMINGS, log, remove_scratch, sh, step
+from . import contract, install, neighbours, publishing, report, sources, wheels
+from .common import NOTES, ROOT, TIMINGS, log, python_tag, remove_scratch, sh, step
 
 
 def cibuildwheel_tests(output: str) -> dict[str, str]:
@@ -66,6 +66,8 @@ def main(argv=None) -> int:
                     index, checked.release_files, work, libs_project, limits.of("rehearsal", libs_project)
                 )
             installed = install.install_and_test(args, index, decoy, built_sources, checked, out, work)  # 5
+        final = next(w for w in checked.wheels if f"-{python_tag(args.python)}-" in w.name)
+        beside = neighbours.rehearse(args.python, final, checked.libs_wheel, built_sources.version, work)  # 6
     finally:
         remove_scratch()
     TIMINGS["total"] = round(time.monotonic() - started, 1)
@@ -84,6 +86,7 @@ def main(argv=None) -> int:
         },
         "fidelity": checked.fidelity_rows,
         "compiler_fault": built.fault,
+        "gcc14_lane": {**built.gcc14, "wheel": built.gcc14["wheel"].name} if built.gcc14 else None,
         "upload_rules": checked.upload_rules,
         "publishing": published,
         "wheel_checks": checked.checks,
@@ -99,6 +102,7 @@ def main(argv=None) -> int:
         ),
         "locks": built_sources.locks,
         **installed,
+        "neighbours": beside,
         "timings": TIMINGS,
         "notes": NOTES,
     }
@@ -110,6 +114,9 @@ def main(argv=None) -> int:
         "the CPU wheel's install and suite" if not facts["cpu_install"]["passed"] else "",
         "the wheel contract" if any(c["failures"] for c in checked.checks) else "",
         "the compiler fault test" if built.fault and not built.fault["passed"] else "",
+        "the GCC 14 lane's wheel contract" if built.gcc14 and built.gcc14["contract"]["failures"] else "",
+        "CuPy's kernel headers in the fresh install" if facts["cupy_headers"]["problems"] else "",
+        "living beside PyTorch and CuPy" if not neighbours.passed(beside) else "",
         "the fidelity table (an unexplained difference)"
         if any(r["why"] == "UNEXPLAINED" for r in checked.fidelity_rows)
         else "",

@@ -1,7 +1,7 @@
 """Step 3: the wheel contract (ci/release/check_wheel.py) on the library wheel, every per-Python
-wheel and the CPU wheel, their names against the release's table (ci/release/release_manifest.py),
-the contract's own tests on broken copies, and PyPI's upload rules on every file
-(ci/release/upload_rules.py)."""
+wheel (the GCC 14 lane's too) and the CPU wheel, each against its sdist; their names against the
+release's table (ci/release/release_manifest.py), the contract's own tests on broken copies, and
+PyPI's upload rules on every file (ci/release/upload_rules.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from buildsys.release_matrix import PYTHON_TAGS
+from buildsys.release_matrix import CUDA_RELEASES, PYTHON_TAGS
 from ci.project_paths import link_or_copy
 from ci.release import release_manifest
 
@@ -48,7 +48,7 @@ def check(sources: Sources, built: Built, out: Path, work: Path, python: str) ->
             + [str(sources.source / LOCKS / "wheel-test.txt")]
         )
         report = work / "wheel-check.json"
-        files = [*finals, sources.cpu_wheel]
+        files = [*finals, sources.cpu_wheel, *sources.sdists.values()]  # each wheel also against its sdist
         sh([checker_py, "-m", "ci.release.check_wheel", "--json", str(report), *map(str, files)], cwd=ROOT)
         checks = json.loads(report.read_text())
         # ... and their names are the ones release.yml's jobs must record (ci/release/release_manifest.py)
@@ -70,8 +70,14 @@ def check(sources: Sources, built: Built, out: Path, work: Path, python: str) ->
             env=dict(os.environ, TT_REPAIRED_WHEEL=str(final), TT_LIBS_WHEEL=str(libs_wheel)),
             cwd=work,
         )
+        if built.gcc14:  # the GCC 14 lane's wheel, under the same contract (and against the same sdist)
+            lane_report = work / "wheel-check-gcc14.json"
+            cu12_sdist = sources.sdists[release_manifest.normalized(CUDA_RELEASES[0].dist)]
+            lane = [str(built.gcc14["wheel"]), str(cu12_sdist)]
+            sh([checker_py, "-m", "ci.release.check_wheel", "--json", str(lane_report), *lane], cwd=ROOT, check=False)
+            built.gcc14["contract"] = json.loads(lane_report.read_text())[0]
     sym_tags = [c["auditwheel"].get("sym_tag", "?") for c in checks if "auditwheel" in c]
-    fidelity_rows = fidelity.table(built.standin, built.build_output, PYTHON_TAGS, sym_tags)
+    fidelity_rows = fidelity.table(built.standin, built.build_output, PYTHON_TAGS, sym_tags, built.gcc14)
     release_files = [*sources.sdists.values(), sources.cpu_wheel, *finals]
     with step("PyPI's upload rules, every file"):
         rules = {}

@@ -7,7 +7,8 @@ acceptable only with a reason why it cannot change the result, and every row say
 
 The compiler fault test lives here too: the compiler stand-in (Debian trixie, whose default g++ is
 GCC 14 like the real image's gcc-toolset-14) builds the cu12 sdist without the host compiler
-install-cuda12.sh picks, and the build must fail, naming the compiler.
+install-cuda12.sh picks, and the build must fail, naming the compiler. The GCC 14 lane
+(wheels.gcc14_lane) builds it as the real image does, and its rows say what it showed.
 """
 
 from __future__ import annotations
@@ -75,23 +76,48 @@ def _cuda(values: dict[str, str]) -> tuple[list[str], list[str]]:
     return real, standin
 
 
-def table(standin: dict, build_output: str, python_tags: tuple[str, ...], wheel_sym_tags: list[str]) -> list[dict]:
+def table(
+    standin: dict, build_output: str, python_tags: tuple[str, ...], wheel_sym_tags: list[str], lane: dict | None
+) -> list[dict]:
     """The rows: property, real value and its source, the stand-in's measured value, same or
-    different, and why a difference cannot change the wheels."""
+    different, and why a difference cannot change the wheels. `lane`: the GCC 14 lane's facts."""
     values = pins()
     chosen = HOST_COMPILER.search(build_output)
     tools = REPAIR_TOOLS.findall(build_output)
     gcc_major = int(standin["gcc"].split(".")[0])
+    lane = lane or {}
+    lane_gcc = lane.get("default_compiler", "?")
+    lane_compilers = lane.get("compilers", [])
+    lane_passed = bool(lane.get("contract")) and not lane["contract"]["failures"]
     rows = [
         {
             "property": "default compiler (g++ on PATH)",
             "real": f"GCC {MANYLINUX_GCC} (gcc-toolset-14)",
             "source": "pypa/manylinux#1730, December 2024",
-            "standin": f"GCC {standin['gcc']}",
+            "standin": f"GCC {standin['gcc']}; the GCC 14 lane's image: GCC {lane_gcc}",
             "same": gcc_major == MANYLINUX_GCC,
-            "why": "the build never uses it: install-cuda12.sh links a GCC nvcc accepts as CUDAHOSTCXX (next row), "
-            "and the compiler stand-in, whose default is GCC 14 like the real image's, shows a build without that "
-            "choice fails naming the compiler (below)",
+            "why": "the stand-in's builds link with zig (two rows below), so its default compiler never reaches "
+            "them; the GCC 14 lane's image has GCC 14 as its default, as the real image, and builds without zig"
+            if lane_gcc.split(".")[0] == str(MANYLINUX_GCC)
+            else "the stand-in's builds link with zig, so its default compiler never reaches them; without a "
+            "container engine the GCC 14 lane did not run"
+            if not lane
+            else "",
+        },
+        {
+            "property": "what compiles the binding and links the extension",
+            "real": "the default g++ (GCC 14), against the image's libstdc++.so.6, linking what nvcc compiled",
+            "source": "setuptools' $CXX; buildsys/extension.py (TINYTENSOR_LINKER unset)",
+            "standin": "zig c++ (glibc 2.28) in the builds above; the GCC 14 lane's extension was made by "
+            + (", ".join(lane_compilers) or "no lane ran")
+            + f"; its wheel's contract {'passed' if lane_passed else 'FAILED or did not run'}",
+            "same": False,
+            "why": "the GCC 14 lane builds this way, without zig, and its wheel passes the contract"
+            if lane_passed and any(f" {MANYLINUX_GCC}." in c for c in lane_compilers)
+            else "without a container engine the GCC 14 lane cannot run (the notes say why); the release "
+            "workflow's build is the first to link this way"
+            if not lane
+            else "",
         },
         {
             "property": "nvcc's host compiler (CUDAHOSTCXX)",
@@ -110,7 +136,8 @@ def table(standin: dict, build_output: str, python_tags: tuple[str, ...], wheel_
             "standin": f"{standin['glibc']}; the wheels' symbol versions: {', '.join(sorted(set(wheel_sym_tags)))}",
             "same": standin["glibc"] == "2.28",
             "why": "zig links the binding against glibc 2.28 (TINYTENSOR_LINKER=zig), and ci/release/check_wheel.py "
-            "holds every wheel's symbol versions (auditwheel show) to the manylinux_2_28 floor",
+            "holds every wheel's symbol versions (auditwheel show) to the manylinux_2_28 floor, the GCC 14 lane's "
+            "too, which links against the stand-in's glibc",
         },
         {
             "property": "CPythons of the release",

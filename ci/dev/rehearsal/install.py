@@ -28,7 +28,7 @@ from ci.release import wheel_files
 from ci.release.release_manifest import normalized, sha256
 
 from . import publishing
-from .common import HERE, LOCKS, NOTES, log, pip_install, python_tag, scratch, sh, step
+from .common import HERE, LOCKS, NOTES, RELEASE, log, pip_install, python_tag, scratch, sh, step
 
 DIST = CUDA_RELEASES[0].dist  # the CUDA variant the rehearsal installs
 
@@ -257,6 +257,16 @@ def preflight(py: str, out: Path) -> dict:
     return json.loads(sh([py, "-m", "tinytensor", "--json"], capture=True, cwd=cwd).stdout)
 
 
+def cupy_headers(py: str, work: Path) -> dict:
+    """Where CuPy's own lookup finds the CUDA runtime headers in the fresh install, as on a machine
+    with only a driver (no CUDA_PATH, no CUDA_HOME), and whether its kernel headers compile there."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_PATH", "CUDA_HOME")}
+    proc = sh([py, str(RELEASE / "cupy_headers.py")], capture=True, check=False, cwd=work, env=env)
+    found = json.loads(proc.stdout.strip().splitlines()[-1]) if proc.stdout.strip() else {"problems": [proc.stderr]}
+    log(f"CuPy's kernel headers: {found.get('runtime_headers')}; problems: {found['problems'] or 'none'}")
+    return found
+
+
 def install_test_tools(py: str, source: Path) -> None:
     pip_install(py, "--require-hashes", "-r", str(source / LOCKS / "wheel-test.txt"))
     torch = torch_oracle.install_args(python_tag(py))
@@ -326,6 +336,8 @@ def install_and_test(args, index, decoy, sources, checked, out: Path, work: Path
     py = facts["install"]["python"]
     with step("preflight"):
         facts["preflight"] = preflight(py, out)
+    with step("CuPy's kernel headers, with CUDA_PATH and CUDA_HOME unset"):
+        facts["cupy_headers"] = cupy_headers(py, work)
     allocators = dict(line.split("=", 1) for line in sh([str(HERE / "allocators.sh")], capture=True).stdout.split())
     allocator_env = {f"TT_{name.upper()}": path for name, path in allocators.items()}
     with step("the CPU wheel: fresh install from the index, preflight"):

@@ -1,4 +1,4 @@
-"""Step 6: the report, <out>/report.md and report.json: every file with its size and sha256, what
+"""Step 7: the report, <out>/report.md and report.json: every file with its size and sha256, what
 each check found, sizes (upload per release, first-install and upgrade downloads, installed weight)
 against their targets, and the timings."""
 
@@ -70,6 +70,17 @@ def write_report(out: Path, facts: dict) -> None:
     ]
     lines += ["", "## The stand-in against the real manylinux_2_28 image", ""]
     lines += fidelity.markdown(facts["fidelity"], facts["compiler_fault"])
+    lane = facts["gcc14_lane"]
+    if lane:
+        contract = lane["contract"]
+        lines += [
+            "",
+            f"The GCC 14 lane (default `g++` GCC {lane['default_compiler']}, no zig; nvcc's host compiler GCC "
+            f"{lane['host_compiler']}): `{lane['wheel']}`, its extension made by {', '.join(lane['compilers'])}; "
+            f"symbol versions {contract.get('auditwheel', {}).get('sym_tag', '?')}; the contract "
+            + ("passed" if not contract["failures"] else "FAILED: " + "; ".join(contract["failures"]))
+            + ".",
+        ]
     lines += [
         "",
         "## Reproducible: one commit, two builds, one sha256 per file",
@@ -137,9 +148,10 @@ def write_report(out: Path, facts: dict) -> None:
     ]
     for check in facts["wheel_checks"]:
         state = "passed" if not check["failures"] else "FAILED: " + "; ".join(check["failures"])
+        paired = f"; its metadata held to its sdist `{check['sdist']}` (PEP 643)" if check.get("sdist") else ""
         lines.append(
             f"- `{check['wheel']}`: {check['size_mb']} MB (budget {check['budget_mb']} MB), "
-            f"tags {', '.join(check['platform_tags'])}; contract {state}"
+            f"tags {', '.join(check['platform_tags'])}{paired}; contract {state}"
         )
     lines += [
         "",
@@ -189,6 +201,7 @@ def write_report(out: Path, facts: dict) -> None:
     ]
     for name, size in list(facts["install"]["weights"].items())[:8]:
         lines.append(f"- {name}: {mb(size)}")
+    lines += cupy_headers(facts["cupy_headers"]) + neighbours(facts["neighbours"], mb)
     lines += ["", "## Hash locks (ci/release/locks/, current against pyproject.toml and buildsys/cuda_libs.py)", ""]
     used = {
         "build": "the build backend of the sdist and wheel builds (uv build --build-constraints --require-hashes; "
@@ -216,3 +229,71 @@ def write_report(out: Path, facts: dict) -> None:
     if facts["notes"]:
         lines += ["", "## Notes", ""] + [f"- {n}" for n in facts["notes"]]
     (out / "report.md").write_text("\n".join(lines) + "\n")
+
+
+def cupy_headers(found: dict) -> list[str]:
+    verdict = "PASS" if not found["problems"] else "FAIL: " + "; ".join(found["problems"])
+    return [
+        "",
+        "## CuPy's kernel headers on a machine with only a driver (ci/release/cupy_headers.py)",
+        "",
+        "In the fresh install, with CUDA_PATH and CUDA_HOME unset: CuPy's own lookup (the options it compiles "
+        f"its kernels with) found the CUDA runtime headers in `{found.get('runtime_headers')}` (CUDA "
+        f"{found.get('headers_cuda_version')}, inside the environment: {found.get('inside_environment')}); "
+        f"NVRTC compiled CuPy's kernel headers with them: {found.get('compiled')}. {verdict}.",
+    ]
+
+
+KEY_PACKAGES = ("nvidia-cuda-nvrtc-cu12", "nvidia-cuda-runtime-cu12", "cupy-cuda12x", "pytinytensor-cu12-libs")
+
+
+def neighbours(found: dict, mb) -> list[str]:
+    lines = [
+        "",
+        "## Beside PyTorch and CuPy (ci/dev/rehearsal/neighbours.toml)",
+        "",
+        "pip resolved pytinytensor-cu12 together with each stack's own requirements (a dry run against the "
+        "normal index, this release's files beside it); what the stack alone does not install is what its "
+        "user downloads in addition.",
+        "",
+        "| with | resolved | NVRTC, runtime headers, CuPy | downloaded in addition |",
+        "| --- | --- | --- | --- |",
+    ]
+    for entry in found.values():
+        if not isinstance(entry, dict) or "resolved" not in entry:
+            continue
+        if not entry["resolved"]:
+            lines.append(f"| {entry['what']} | NO: {entry['error']} | | |")
+            continue
+        versions = ", ".join(entry["versions"].get(p, "-") for p in KEY_PACKAGES[:3])
+        extra = entry.get("download_bytes", {})
+        lines.append(
+            f"| {entry['what']} | yes | {versions} | {mb(sum(extra.values()))}: "
+            + ", ".join(f"{n} {mb(b)}" for n, b in extra.items())
+            + " |"
+        )
+    together = found["coexistence"]
+    lines.append("")
+    if not together.get("ran"):
+        lines.append("torch and tinytensor were not imported into one process (see the notes).")
+        return lines
+    lines.append(
+        f"Installed: pytinytensor-cu12 at {found['installed']}'s versions, with PyTorch's CPU build beside it; "
+        "one process each way imported torch (and loaded NVIDIA's cudart into the global scope, as a CUDA build "
+        "of torch does) and tinytensor:"
+    )
+    lines.append("")
+    for order, result in together["orders"].items():
+        state = "PASS" if result["passed"] else "FAIL: " + "; ".join(result["problems"])
+        if result.get("tinytensor"):
+            state += (
+                f" (tinytensor's extension on cudart {result['tinytensor']['extension_runtime']}, "
+                f"CuPy's NVRTC {'.'.join(map(str, result['cupy_nvrtc']))}, torch {result['torch']['version']})"
+            )
+        lines.append(f"- {order.replace(',', ' then ')}: {state}")
+    headers = together["cupy_headers"]
+    lines.append(
+        f"- CuPy's kernel headers there: `{headers.get('runtime_headers')}` (CUDA {headers.get('headers_cuda_version')}): "
+        + ("PASS" if not headers["problems"] else "FAIL: " + "; ".join(headers["problems"]))
+    )
+    return lines

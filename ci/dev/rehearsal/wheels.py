@@ -84,8 +84,10 @@ def wheels_with_cibuildwheel(
     libs_dir: Path,
     out: Path,
     test: bool = True,
+    zig: bool = True,
 ) -> tuple[list[Path], dict[str, float], str]:
-    """(wheels, repair seconds, the build's output); without `test`, cibuildwheel's test step is skipped."""
+    """(wheels, repair seconds, the build's output); without `test`, cibuildwheel's test step is
+    skipped; without `zig`, the image's default compiler links, as in the real image."""
     env = dict(os.environ, **engine_env)
     if not test:
         env["CIBW_TEST_SKIP"] = "*"
@@ -95,11 +97,12 @@ def wheels_with_cibuildwheel(
             "CIBW_MANYLINUX_X86_64_IMAGE": image,
             # the library wheel where the test step's pip finds it (PIP_FIND_LINKS=/cuda-libs), as release.yml does
             "CIBW_CONTAINER_ENGINE": f"{engine}; create_args: --network=host --volume={libs_dir}:/cuda-libs:ro",
-            # The stand-in is Debian bookworm (glibc 2.36): zig links against glibc 2.28 to keep the floor.
-            "TINYTENSOR_LINKER": "zig",
-            "TINYTENSOR_ZIG": "zig",
         }
     )
+    if zig:  # The stand-in is Debian bookworm (glibc 2.36): zig links against glibc 2.28 to keep the floor.
+        env.update({"TINYTENSOR_LINKER": "zig", "TINYTENSOR_ZIG": "zig"})
+    else:
+        env.pop("TINYTENSOR_LINKER", None)
     output = sh(
         [sys.executable, "-m", "cibuildwheel", "--platform", "linux", "--output-dir", str(out), str(sdist)],
         tee=True,
@@ -215,6 +218,7 @@ class Built:
     reproducible: dict[str, dict]  # wheel -> {first, second} sha256
     standin: dict = field(default_factory=dict)  # fidelity.probe of the build image
     fault: dict | None = None  # the compiler fault test
+    gcc14: dict | None = None  # the GCC 14 lane: its wheel, default compiler and the compilers in it
 
 
 def build(sources: Sources, work: Path, no_container: bool) -> Built:
@@ -229,7 +233,7 @@ def build(sources: Sources, work: Path, no_container: bool) -> Built:
     if not no_container:
         with step("container engine"):
             engine, engine_env, why = start_container_engine()
-    fault = None
+    fault = lane = None
     if engine:
         try:
             image = standin_image(engine, engine_env)
@@ -253,6 +257,8 @@ def build(sources: Sources, work: Path, no_container: bool) -> Built:
                 rebuilt, _, _ = wheels_with_cibuildwheel(
                     sdist, engine, engine_env, image, tags, libs_wheel.parent, work / "wheelhouse-2", test=False
                 )
+            with step(f"the GCC 14 lane: GCC 14 the default compiler, no zig, {tags[0]} (tests skipped)"):
+                lane = gcc14_lane(sdist, engine, engine_env, tags[0], libs_wheel.parent, work / "wheelhouse-gcc14")
         finally:
             subprocess.run([str(HERE / "container-engine.sh"), str(ENGINE_STATE), "stop"])
         builder = f"cibuildwheel in {engine} on the local stand-in image (Debian bookworm)"
@@ -279,8 +285,43 @@ def build(sources: Sources, work: Path, no_container: bool) -> Built:
     if first != second:
         raise SystemExit(f"not reproducible: two builds of the wheels differ: {json.dumps(reproducible, indent=1)}")
     return Built(
-        libs_wheel, libs_facts, toolchain, wheels, tags, builder, build_output, repairs, reproducible, standin, fault
+        libs_wheel, libs_facts, toolchain, wheels, tags, builder, build_output, repairs, reproducible, standin, fault,
+        lane,
+    )  # fmt: skip
+
+
+def gcc14_lane(sdist: Path, engine: str, engine_env: dict, tag: str, libs_dir: Path, out: Path) -> dict:
+    """One per-Python wheel built as the real image builds it: the stand-in with GCC 14 as its default
+    g++ (ci/dev/gcc14-toolchain.sh) compiles the binding and links it with what nvcc compiled with the
+    host compiler install-cuda12.sh picks; no zig. The contract step checks the wheel."""
+    image = standin_image(engine, engine_env, "gcc14")
+    default = fidelity.probe([engine, "run", "--rm", image], engine_env)["gcc"]
+    wheels, _, output = wheels_with_cibuildwheel(
+        sdist, engine, engine_env, image, [tag], libs_dir, out, test=False, zig=False
     )
+    if len(wheels) != 1:
+        raise SystemExit(f"the GCC 14 lane built {wheels}, not one {tag} wheel")
+    return {
+        "wheel": wheels[0],
+        "tag": tag,
+        "default_compiler": default,
+        "host_compiler": next((m.group(2) for m in fidelity.HOST_COMPILER.finditer(output)), None),
+        "compilers": compilers_in(wheels[0]),
+    }
+
+
+def compilers_in(wheel: Path) -> list[str]:
+    """The compilers that made the extension, from its .comment section ("GCC: (Debian 14.2.0-19) 14.2.0")."""
+    import io
+    import zipfile
+
+    from elftools.elf.elffile import ELFFile
+
+    with zipfile.ZipFile(wheel) as zf:
+        data = zf.read(next(n for n in zf.namelist() if n.startswith("tinytensor/cuda_ops")))
+    section = ELFFile(io.BytesIO(data)).get_section_by_name(".comment")
+    strings = section.data().split(b"\0") if section else []
+    return sorted({s.decode(errors="replace") for s in strings if s})
 
 
 def log_native(why: str, toolchain: dict[str, str]) -> None:
