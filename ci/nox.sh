@@ -18,8 +18,8 @@ if [ ! -f "$stamp" ]; then
   touch "$stamp"
 fi
 export PATH="$tools/bin:$PATH"
-# A full CI run (ci/tests.sh) from empty caches peaks at about 15 GiB over what it started with (the README's
-# figure, beside its two commands): warn early rather than fail on a full disk half an hour in.
+# A full CI run (ci/tests.sh) from empty caches fills up to about this much disk, most of it caches:
+# warn early rather than fail on a full disk half an hour in.
 need_kb=$((16 * 1000 * 1000 * 1000 / 1024))
 mkdir -p "$cache"
 free_kb=$(df -Pk "$cache" | awk 'NR==2 {print $4}')

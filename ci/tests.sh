@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The tests, as CI runs them (.ci/run): every nox session tagged `ci`, in two lanes at once.
 #
-# release_aarch64 spends about 40 minutes emulating aarch64 (qemu user mode), most of it on one
-# core; the other sessions run one after another beside it, so the whole takes about the longer
-# lane's time, not the sum (from empty caches on 2 cores: 3192 s, against 4796 s in a row).
+# release_aarch64, the longest session, emulates aarch64 (qemu user mode), mostly on one core; the
+# other sessions run one after another beside it, so the whole takes about the longer lane's time,
+# not the sum (the line this prints at the end gives it).
 # The lanes write nothing in common: release_aarch64 builds from a clone inside its own root
 # filesystem into dist/release-aarch64, while the other sessions build the checkout in place (so
 # they share one lane). `ci/nox.sh -t ci` runs the same sessions in a row.
