@@ -38,6 +38,7 @@ apt-get "${apt_opts[@]}" -qq update >&2
 (cd "$work/debs/runtime" && apt-get "${apt_opts[@]}" -qq download "${runtime[@]}" >&2)
 
 root=$work/root$prefix
+mkdir -p "$root/runtime"
 for deb in "$work"/debs/tools/*.deb; do dpkg -x "$deb" "$root"; done
 for deb in "$work"/debs/runtime/*.deb; do dpkg -x "$deb" "$root/runtime"; done
 lib=x86_64-linux-gnu

@@ -74,7 +74,12 @@ def check(sources: Sources, built: Built, out: Path, work: Path, python: str) ->
             lane_report = work / "wheel-check-gcc14.json"
             cu12_sdist = sources.sdists[release_manifest.normalized(CUDA_RELEASES[0].dist)]
             lane = [str(built.gcc14["wheel"]), str(cu12_sdist)]
-            sh([checker_py, "-m", "ci.release.check_wheel", "--json", str(lane_report), *lane], cwd=ROOT, check=False)
+            lane_plat = ["--plat", built.gcc14["plat"]]
+            sh(
+                [checker_py, "-m", "ci.release.check_wheel", *lane_plat, "--json", str(lane_report), *lane],
+                cwd=ROOT,
+                check=False,
+            )
             built.gcc14["contract"] = json.loads(lane_report.read_text())[0]
     sym_tags = [c["auditwheel"].get("sym_tag", "?") for c in checks if "auditwheel" in c]
     fidelity_rows = fidelity.table(built.standin, built.build_output, PYTHON_TAGS, sym_tags, built.gcc14)

@@ -85,10 +85,14 @@ def wheels_with_cibuildwheel(
     out: Path,
     test: bool = True,
     zig: bool = True,
+    plat: str | None = None,
 ) -> tuple[list[Path], dict[str, float], str]:
     """(wheels, repair seconds, the build's output); without `test`, cibuildwheel's test step is
-    skipped; without `zig`, the image's default compiler links, as in the real image."""
+    skipped; without `zig`, the image's default compiler links, as in the real image; `plat`: the
+    repair's platform tag instead of the release's floor."""
     env = dict(os.environ, **engine_env)
+    if plat:
+        env["TINYTENSOR_PLAT"] = plat
     if not test:
         env["CIBW_TEST_SKIP"] = "*"
     env.update(
@@ -293,18 +297,23 @@ def build(sources: Sources, work: Path, no_container: bool) -> Built:
 def gcc14_lane(sdist: Path, engine: str, engine_env: dict, tag: str, libs_dir: Path, out: Path) -> dict:
     """One per-Python wheel built as the real image builds it: the stand-in with GCC 14 as its default
     g++ (ci/dev/gcc14-toolchain.sh) compiles the binding and links it with what nvcc compiled with the
-    host compiler install-cuda12.sh picks; no zig. The contract step checks the wheel."""
+    host compiler install-cuda12.sh picks; no zig. The contract step checks the wheel, at the floor
+    the image's own glibc and libstdc++ allow: GCC 14's headers reach for what glibc 2.36 and GCC 12's
+    libstdc++.so.6 define (GLIBC_2.32, GLIBCXX_3.4.29), which in the real image glibc 2.28's headers
+    do not declare and gcc-toolset-14 links statically (libstdc++_nonshared)."""
     image = standin_image(engine, engine_env, "gcc14")
-    default = fidelity.probe([engine, "run", "--rm", image], engine_env)["gcc"]
+    probed = fidelity.probe([engine, "run", "--rm", image], engine_env)
+    plat = f"manylinux_{probed['glibc'].replace('.', '_')}_x86_64"
     wheels, _, output = wheels_with_cibuildwheel(
-        sdist, engine, engine_env, image, [tag], libs_dir, out, test=False, zig=False
+        sdist, engine, engine_env, image, [tag], libs_dir, out, test=False, zig=False, plat=plat
     )
     if len(wheels) != 1:
         raise SystemExit(f"the GCC 14 lane built {wheels}, not one {tag} wheel")
     return {
         "wheel": wheels[0],
         "tag": tag,
-        "default_compiler": default,
+        "plat": plat,
+        "default_compiler": probed["gcc"],
         "host_compiler": next((m.group(2) for m in fidelity.HOST_COMPILER.finditer(output)), None),
         "compilers": compilers_in(wheels[0]),
     }
