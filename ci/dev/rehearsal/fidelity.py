@@ -96,7 +96,7 @@ def table(
             "source": "pypa/manylinux#1730, December 2024",
             "standin": f"GCC {standin['gcc']}; the GCC 14 lane's image: GCC {lane_gcc}",
             "same": gcc_major == MANYLINUX_GCC,
-            "why": "the stand-in's builds link with zig (two rows below), so its default compiler never reaches "
+            "why": "the stand-in's builds link with zig (next row), so its default compiler never reaches "
             "them; the GCC 14 lane's image has GCC 14 as its default, as the real image, and builds without zig"
             if lane_gcc.split(".")[0] == str(MANYLINUX_GCC)
             else "the stand-in's builds link with zig, so its default compiler never reaches them; without a "
