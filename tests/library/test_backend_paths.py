@@ -109,3 +109,15 @@ def test_two_models_on_two_devices_train_side_by_side():
         tt.DeviceError, match=r"linear: tensors are on different devices \(strict:device1 and strict:device2\)"
     ):
         layer(tt.randn(3, 4).to("strict:device1"))
+
+
+@pytest.mark.parametrize("rows", [3, (1 << 15) + 1], ids=["blas-product", "reduction"])
+def test_linear_bias_gradient_sums_inf_and_minus_inf_to_nan_quietly(rows):
+    # The bias gradient is a column sum, as a BLAS product with ones for up to 2**15 rows and as
+    # numpy's reduction beyond. A column holding inf and -inf sums to nan on either path, without
+    # the floating-point warning that PyTorch never gives (the test suite turns warnings into errors).
+    g = np.ones((rows, 2), np.float32)
+    g[0, 0], g[1, 0] = np.inf, -np.inf
+    _, gb = NUMPY.linear_grad(g, g, g, None, None, True, True)
+    assert np.isnan(gb[0])
+    assert gb[1] == rows
