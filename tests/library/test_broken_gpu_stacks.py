@@ -142,6 +142,8 @@ def _check_broken_stack(site: Path, driver: Path, tmp_path: Path, *marks: str) -
         ("OSError", "libnvrtc.so.12: cannot open shared object file"),
         ("AttributeError", "module 'numpy' has no attribute 'bool8'"),
         ("ImportError", "libcudart.so.11.0: cannot open shared object file"),
+        # a library that calls sys.exit on a failed set-up must not end the user's program
+        ("SystemExit", "CUDA setup failed"),
     ],
 )
 def test_a_cupy_that_raises_on_import(kind, message, drivers, tmp_path):
@@ -150,6 +152,19 @@ def test_a_cupy_that_raises_on_import(kind, message, drivers, tmp_path):
     site = _fake_cupy(tmp_path / "site", init=f"raise {kind}({message!r})\n")
     problem = _check_broken_stack(site, drivers["works"], tmp_path, f"{kind}: {message}", str(site / "cupy"))
     assert "not installed" not in problem["what"] and "cupy" in problem["fix"]
+
+
+def test_ctrl_c_during_the_cupy_import_still_stops_the_program(drivers, tmp_path):
+    """The one exception the probe lets through is the user's own KeyboardInterrupt."""
+    site = _fake_cupy(tmp_path / "site", init="raise KeyboardInterrupt\n")
+    env = dict(os.environ, TINYTENSOR_DISABLE_CUDA_EXTENSION="1", PYTHONPATH=os.pathsep.join([str(site), _ROOT]))
+    env["LD_LIBRARY_PATH"] = str(drivers["works"])
+    proc = subprocess.run(
+        [sys.executable, "-c", "import tinytensor as tt; tt.HAS_CUDA; print('went on')"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode != 0 and "went on" not in proc.stdout
+    assert "KeyboardInterrupt" in proc.stderr
 
 
 def test_a_cupy_without_a_version(drivers, tmp_path):
@@ -167,6 +182,7 @@ def test_a_cupy_without_a_version(drivers, tmp_path):
             ["getDeviceCount", "CUDARuntimeError: cudaErrorNoDevice: no CUDA-capable device is detected"],
         ),
         ('raise Exception("driver shutting down")', ["getDeviceCount", "Exception: driver shutting down"]),
+        ("raise SystemExit(3)", ["while checking the GPUs", "SystemExit: 3"]),
         # no documented answer has this shape: the probe's own catch-all turns it into a problem
         ('return "1"', ["while checking the GPUs", "TypeError"]),
     ],

@@ -3,8 +3,9 @@
 The one probe of the machine: ``HAS_CUDA``, the backend's choice of kernels and the preflight
 report (``python -m tinytensor``) all read its result, so they cannot disagree. Probed once per
 process, lazily (importing tinytensor never imports CuPy). The probe never raises: whatever CuPy,
-the driver or a GPU does, each failure becomes a problem, with its exception's type and message and
-a fix, so ``HAS_CUDA`` is False rather than a traceback. Three levels:
+the driver or a GPU does (SystemExit included; only KeyboardInterrupt goes through), each failure
+becomes a problem, with its exception's type and message and a fix, so ``HAS_CUDA`` is False
+rather than a traceback. Three levels:
 
 - ``device_usable``: CuPy imports, a driver new enough is loaded, a GPU is visible and NVRTC (which
   CuPy compiles its kernels with) loads. Then ``.to("cuda")`` works.
@@ -227,7 +228,9 @@ def _cupy(status: CudaStatus) -> ModuleType | None:
             )
         )
         return None
-    except Exception as exc:  # noqa: BLE001 - a broken CuPy raises anything on import
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken CuPy raises anything on import, SystemExit included
         _cupy_broken(status, exc)
         return None
     status.cupy_installed = True
@@ -253,7 +256,7 @@ def _cupy(status: CudaStatus) -> ModuleType | None:
     return module
 
 
-def _cupy_broken(status: CudaStatus, exc: Exception) -> None:
+def _cupy_broken(status: CudaStatus, exc: BaseException) -> None:
     status.cupy_installed = True
     status.cupy_error = _error(exc)
     status.problems.append(
@@ -394,10 +397,13 @@ def _nvrtc(status: CudaStatus, cupy: ModuleType) -> None:
 
 def _step(status: CudaStatus, what: str, blocks_device: bool, check: Callable[..., _R], *args: object) -> _R | None:
     """Run one check of the probe; whatever it raises beyond the failures it reports itself becomes
-    a problem too, so the probe never raises."""
+    a problem too, so the probe never raises (a SystemExit from a library included); only the user's
+    KeyboardInterrupt goes through."""
     try:
         return check(status, *args)
-    except Exception as exc:  # noqa: BLE001 - a broken stack can raise anything; the user gets it as text
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - a broken stack can raise anything; the user gets it as text
         status.problems.append(
             Problem(
                 f"the CUDA probe failed while checking {what} ({_error(exc)})",
