@@ -5,10 +5,12 @@ really holds plus a small constant (measured in a child process under an address
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
 import re
+import struct
 import subprocess
 import sys
 
@@ -17,7 +19,7 @@ import pytest
 from hostile_files import CASES, Case
 
 import tinytensor as tt
-from tinytensor.serialization import load, save
+from tinytensor.serialization import FileFormatError, load, save
 from tinytensor.serialization.format import DATA_LIMIT
 
 MiB = 1 << 20
@@ -190,3 +192,46 @@ def test_big_endian_and_fortran_members_load_as_numpy_reads_them(tmp_path):
     assert a.dtype == np.float64 and a.dtype.isnative and b.flags.f_contiguous
     np.testing.assert_array_equal(a, big)
     np.testing.assert_array_equal(b, fortran)
+
+
+class _RewrittenAfterReading(io.FileIO):
+    """A file that another writer rewrites in place (same inode, same size) once the loader has
+    read it to the end and seeks back: what the loader checked is no longer what it reads next."""
+
+    def __init__(self, path, replacement: bytes):
+        super().__init__(path, "r+")
+        self._size, self._replacement, self._read_all = os.path.getsize(path), replacement, False
+
+    def _reading(self, result):
+        self._read_all = self._read_all or self.tell() == self._size
+        return result
+
+    def read(self, size=-1):
+        return self._reading(super().read(size))
+
+    def readinto(self, buffer):
+        return self._reading(super().readinto(buffer))
+
+    def readline(self, size=-1):
+        return self._reading(super().readline(size))
+
+    def seek(self, offset, whence=os.SEEK_SET):
+        if self._read_all and (offset, whence) == (0, os.SEEK_SET):
+            os.pwrite(self.fileno(), self._replacement, 0)
+            self._read_all = False
+        return super().seek(offset, whence)
+
+
+def test_1x_file_rewritten_after_its_scan_is_refused_not_unpickled(tmp_path):
+    # The scan passes a 14-byte empty dict; the bytes the unpickler would then read open with
+    # BINBYTES8 declaring 2**45 bytes, which Python's unpickler allocates before reading them.
+    scanned = b"\x80\x04\x95" + struct.pack("<Q", 3) + b"}\x94."  # protocol 4: PROTO, FRAME, {}, MEMOIZE, STOP
+    changed = b"\x80\x04\x8e" + struct.pack("<Q", 1 << 45) + b"abc"
+    assert len(scanned) == len(changed) == 14
+    path = tmp_path / "changing.tt"
+    path.write_bytes(scanned)
+    with _RewrittenAfterReading(path, changed) as fh:
+        with pytest.raises(FileFormatError, match=r"changed while it was read: its bytes at offset 2 differ"):
+            load(fh)
+    assert path.read_bytes() == changed  # the file did change under the loader
+    assert load(io.BytesIO(scanned)) == {}

@@ -19,6 +19,7 @@ docs/file-format.md lists the allowed globals.
 
 from __future__ import annotations
 
+import bisect
 import io
 import math
 import pickle
@@ -47,9 +48,10 @@ def read_legacy(path: str, fh: IO[bytes]) -> object:
     size = fh.seek(0, io.SEEK_END) - start
     fh.seek(start)
     try:
-        _scan(_Bounded(fh, size))
+        scanned = _Bounded(fh, size)
+        _scan(scanned)
         fh.seek(start)
-        obj = _AllowListUnpickler(fh, _Budget(2 * size)).load()
+        obj = _AllowListUnpickler(cast("IO[bytes]", _Rescanned(fh, scanned.kept)), _Budget(2 * size)).load()
     except UnsafePickleError as exc:
         raise UnsafePickleError(f"{path}: {exc}") from None
     except FileFormatError as exc:
@@ -75,23 +77,101 @@ def read_legacy(path: str, fh: IO[bytes]) -> object:
 # ---------------------------------------------------------------------------- the opcode scan
 class _Bounded:
     """The file, for ``pickletools``: a read never asks for more than is left, so a length that
-    the file only declares fails the scan's own length check instead of being allocated."""
+    the file only declares fails the scan's own length check instead of being allocated.
+
+    Keeps what the scan read of the pickle's structure (opcodes, lengths, memo slots and small
+    arguments: every read but the long ones, which only the data of bytes and strings takes), so
+    that the unpickler can be held to it (``_Rescanned``)."""
+
+    _ARGUMENT_MAX = 8  # the longest fixed-size argument: an 8-byte length or float
 
     def __init__(self, fh: IO[bytes], size: int):
         self._fh, self.left = fh, size
+        self.kept = _Kept(fh.tell())
 
     def read(self, n: int) -> bytes:
         data = self._fh.read(min(n, self.left))
+        self.kept.add(data, keep=len(data) <= self._ARGUMENT_MAX)
         self.left -= len(data)
         return data
 
-    def readline(self) -> bytes:
+    def readline(self) -> bytes:  # the text arguments of protocols 0 and 1
         line = self._fh.readline(self.left)
+        self.kept.add(line, keep=True)
         self.left -= len(line)
         return line
 
     def tell(self) -> int:
         return self._fh.tell()
+
+
+class _Kept:
+    """Bytes read at known places of the file: ``runs`` of (offset, length, where in ``data``)."""
+
+    def __init__(self, start: int):
+        self.end = start  # where the next read begins
+        self.data = bytearray()
+        self.runs: list[tuple[int, int, int]] = []
+
+    def add(self, data: bytes, keep: bool) -> None:
+        if keep and data:
+            if self.runs and sum(self.runs[-1][:2]) == self.end:  # continues the last run
+                offset, length, at = self.runs[-1]
+                self.runs[-1] = (offset, length + len(data), at)
+            else:
+                self.runs.append((self.end, len(data), len(self.data)))
+            self.data += data
+        self.end += len(data)
+
+
+class _Rescanned:
+    """The file again, for the unpickler, which allocates the lengths it reads before it reads what
+    they count. A file that changed after the scan (rewritten in place, appended to, or a file
+    object that answers differently) could declare a length the scan never checked; each read here
+    is compared with what the scan kept of the structure before the unpickler sees it, and nothing
+    past what was scanned is handed out. The data of bytes and strings is not compared: whatever
+    it holds, the allow-list's stand-ins check it when it is used, and no copy of it is kept."""
+
+    def __init__(self, fh: IO[bytes], kept: _Kept):
+        self._fh, self._kept = fh, kept
+        self._pos = fh.tell()
+
+    def read(self, n: int) -> bytes:
+        data = self._fh.read(max(0, min(n, self._kept.end - self._pos)))
+        self._check(data)
+        return data
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:
+        # straight into the unpickler's buffer: a copy here would hold an array's data twice
+        out = memoryview(buffer).cast("B")[: max(0, self._kept.end - self._pos)]
+        readinto = getattr(self._fh, "readinto", None)  # the file object given to load may have none
+        if readinto is None:
+            data = self._fh.read(len(out))
+            out[: len(data)] = data
+            n = len(data)
+        else:
+            n = readinto(out) or 0
+        self._check(out[:n])
+        return n
+
+    def readline(self) -> bytes:
+        line = self._fh.readline(max(0, self._kept.end - self._pos))
+        self._check(line)
+        return line
+
+    def _check(self, data: bytes | memoryview) -> None:
+        start, end = self._pos, self._pos + len(data)
+        runs, kept, seen = self._kept.runs, memoryview(self._kept.data), memoryview(data)
+        i = max(0, bisect.bisect_right(runs, (start, math.inf)) - 1)
+        while i < len(runs) and runs[i][0] < end:
+            offset, length, at = runs[i]
+            lo, hi = max(offset, start), min(offset + length, end)
+            if lo < hi and seen[lo - start : hi - start] != kept[at + lo - offset : at + hi - offset]:
+                raise FileFormatError(
+                    f"the file changed while it was read: its bytes at offset {lo} differ from those checked"
+                )
+            i += 1
+        self._pos = end
 
 
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
