@@ -136,7 +136,9 @@ class Adam(Optimizer):
         The L2 penalty, >= 0.
 
     PyTorch's ``amsgrad``, ``decoupled_weight_decay`` and its keyword-only ``foreach``,
-    ``maximize``, ``capturable``, ``differentiable`` and ``fused`` do not exist here.
+    ``maximize``, ``capturable``, ``differentiable`` and ``fused`` do not exist here; a PyTorch
+    state dict loads with any of ``foreach``, ``capturable``, ``differentiable`` and ``fused``,
+    and with the others False (a ValueError names one set otherwise).
 
     Examples
     --------
@@ -152,6 +154,10 @@ class Adam(Optimizer):
 
     decoupled: ClassVar[bool] = False
     _param_shaped_state = ("exp_avg", "exp_avg_sq")
+    _torch_options: ClassVar[dict[str, object]] = {"amsgrad": False, "maximize": False, "decoupled_weight_decay": False}
+    _torch_option_hints: ClassVar[dict[str, str]] = {
+        "decoupled_weight_decay": "PyTorch's Adam with decoupled weight decay is AdamW: load it into optim.AdamW"
+    }
 
     def __init__(
         self,
@@ -253,10 +259,17 @@ class AdamW(Adam):
         The decoupled weight decay, >= 0 (PyTorch's default too).
 
     PyTorch's ``amsgrad`` and its keyword-only ``maximize``, ``foreach``, ``capturable``,
-    ``differentiable`` and ``fused`` do not exist here.
+    ``differentiable`` and ``fused`` do not exist here; a PyTorch state dict loads with any of
+    ``foreach``, ``capturable``, ``differentiable`` and ``fused``, and with ``amsgrad`` and
+    ``maximize`` False (a ValueError names one set otherwise).
     """
 
     decoupled = True
+    # PyTorch's AdamW saves decoupled_weight_decay=True; False would be Adam's L2 penalty
+    _torch_options = {**Adam._torch_options, "decoupled_weight_decay": True}
+    _torch_option_hints = {
+        "decoupled_weight_decay": "PyTorch's AdamW without decoupled weight decay is Adam: load it into optim.Adam"
+    }
 
     def __init__(
         self,

@@ -39,6 +39,11 @@ KERNEL_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 # schedulers record "initial_lr"; named parameters give "param_names".
 _EXTRA_GROUP_KEYS = ("params", "initial_lr", "param_names")
 
+# PyTorch's group options that steer only how it computes a step (multi-tensor or fused kernels,
+# CUDA graph capture, autograd through the step), not its result: a state dict from PyTorch loads
+# whatever their values, and they are dropped (tinytensor's groups have no such keys).
+_TORCH_COMPUTE_OPTIONS = ("foreach", "fused", "capturable", "differentiable")
+
 
 class Optimizer:
     """Base class of the optimizers, as PyTorch's ``torch.optim.Optimizer``.
@@ -69,6 +74,11 @@ class Optimizer:
 
     # State keys whose arrays have their parameter's shape (load_state_dict checks them).
     _param_shaped_state: ClassVar[tuple[str, ...]] = ()
+    # PyTorch's group options that change the result and that this optimizer does not take, each
+    # with the one value it computes as: a PyTorch state dict loads with that value, and is refused
+    # by name with another. Hints say where another value is supported, by option.
+    _torch_options: ClassVar[dict[str, object]] = {}
+    _torch_option_hints: ClassVar[dict[str, str]] = {}
 
     def __init__(self, params: Params, defaults: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -307,8 +317,11 @@ class Optimizer:
 
         All or nothing: the groups must match this optimizer's (their number and sizes, the kind
         of optimizer) and every value is checked and converted before anything changes; else a
-        ValueError says what differs. A state dict from PyTorch (its step count a 0-d tensor,
-        its buffers torch tensors) loads too.
+        ValueError says what differs. A state dict from PyTorch (its step count a 0-d float tensor,
+        its buffers torch tensors) loads too: its options that steer only how PyTorch computes
+        (``foreach``, ``fused``, ``capturable``, ``differentiable``) whatever their values, those
+        that change the result (``maximize``, Adam's ``amsgrad``, ...) at the value this optimizer
+        computes with, else a ValueError names them. Neither kind is kept in ``param_groups``.
         """
         where = f"{type(self).__name__}.load_state_dict"
         expected = f"{where}: expected a dict with 'state' and 'param_groups', as state_dict() returns"
@@ -330,13 +343,7 @@ class Optimizer:
                     f"{where}: parameter group {i} has {len(saved_params)} parameter(s) in the state dict, "
                     f"{len(group['params'])} in this optimizer"
                 )
-            missing = [k for k in self.defaults if k not in saved]
-            unknown = [k for k in saved if k not in self.defaults and k not in _EXTRA_GROUP_KEYS]
-            if missing or unknown:
-                raise ValueError(
-                    f"{where}: parameter group {i} lacks {missing} and has unknown keys {unknown}: "
-                    f"is it the state of another kind of optimizer than {type(self).__name__}?"
-                )
+            self._check_group_keys(saved, f"{where}: parameter group {i}")
             problem = self._check_hyperparameters(saved)
             if problem:
                 raise ValueError(f"{where}: parameter group {i}: {problem}")
@@ -347,12 +354,18 @@ class Optimizer:
             p = by_index.get(index)
             if p is None:
                 raise ValueError(f"{where}: the state dict has state for parameter {index!r}, which no group lists")
-            state[id(p)] = {
+            placed = {
                 key: _placed(value, p, key, f"{where}: state {key!r} of parameter {index}", key in shaped)
                 for key, value in values.items()
+                if value is not None  # PyTorch before 2.1 saved SGD's absent momentum buffer as None
             }
+            if placed:
+                state[id(p)] = placed
         # copied before any group changes: a value that cannot be copied must leave every group as it was
-        hyperparameters = [{k: copy.deepcopy(v) for k, v in saved.items() if k != "params"} for saved in saved_groups]
+        hyperparameters = [
+            {k: copy.deepcopy(v) for k, v in saved.items() if k != "params" and k not in self._torch_only}
+            for saved in saved_groups
+        ]
         # Everything was checked and converted: only now change the optimizer.
         for saved, values, group in zip(saved_groups, hyperparameters, self.param_groups, strict=True):
             params, names = group["params"], group.get("param_names")
@@ -362,6 +375,33 @@ class Optimizer:
             if names is not None and "param_names" not in saved:
                 group["param_names"] = names
         self.state = state
+
+    @property
+    def _torch_only(self) -> tuple[str, ...]:
+        """PyTorch's group options that a loaded group may hold and that are not kept here."""
+        return _TORCH_COMPUTE_OPTIONS + tuple(self._torch_options)
+
+    def _check_group_keys(self, saved: dict[str, Any], where: str) -> None:
+        """Refuse a loaded group that lacks a hyperparameter, has a key that neither this optimizer
+        nor PyTorch's of its kind has, or sets one of PyTorch's options to a value this optimizer
+        does not compute with; each by name."""
+        name, torch_only = type(self).__name__, self._torch_only
+        missing = [k for k in self.defaults if k not in saved]
+        unknown = [k for k in saved if k not in self.defaults and k not in _EXTRA_GROUP_KEYS and k not in torch_only]
+        if missing or unknown:
+            problems = []
+            if missing:
+                problems.append(f"lacks {', '.join(map(repr, missing))}")
+            if unknown:
+                problems.append(f"has unknown key(s) {', '.join(map(repr, unknown))}")
+            raise ValueError(f"{where} {' and '.join(problems)}; {name}'s groups hold {', '.join(self.defaults)}")
+        for key, value in self._torch_options.items():
+            if key in saved and saved[key] != value:
+                hint = self._torch_option_hints.get(key)
+                raise ValueError(
+                    f"{where}: PyTorch option {key}={saved[key]!r} is not supported by tinytensor's {name}"
+                    + (f" ({hint})" if hint else "")
+                )
 
     def __getstate__(self) -> dict[str, Any]:
         # The flat layouts are a cache of views into flat arrays; a copy (pickle, deepcopy) would
@@ -434,10 +474,17 @@ def _placed(value: Any, p: Tensor, key: str, where: str, param_shaped: bool) -> 
     state dict holds (a Tensor, an array of any library, a number): Any."""
     if isinstance(value, Tensor):
         value = value._data
+    if key == "step" and (hasattr(value, "shape") or isinstance(value, float)):
+        # PyTorch saves the step count as a 0-d float tensor; an int keeps the flat step (optim.flat)
+        try:
+            count = float(value)
+        except TypeError:  # more than one element
+            raise ValueError(f"{where} has shape {tuple(value.shape)}, expected a count") from None
+        if not (count.is_integer() and count >= 0):
+            raise ValueError(f"{where} is {count!r}, expected a whole number >= 0")
+        return int(count)
     if not hasattr(value, "shape"):
         return copy.deepcopy(value)
-    if key == "step":  # PyTorch saves the step count as a 0-d tensor
-        return int(float(value))
     try:
         backend_of(value)
     except TypeError:  # another library's array (a torch tensor, ...): through numpy

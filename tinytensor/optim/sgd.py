@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -159,7 +159,8 @@ class SGD(Optimizer):
         Nesterov momentum; it needs ``momentum > 0`` and ``dampening == 0``.
 
     PyTorch's keyword-only ``maximize``, ``foreach``, ``differentiable`` and ``fused`` do not
-    exist here; on the CPU, the parameters of a group are updated together over flat arrays where
+    exist here (a PyTorch state dict loads with any of the last three, and with ``maximize``
+    False); on the CPU, the parameters of a group are updated together over flat arrays where
     they allow it, with the same arithmetic.
 
     Examples
@@ -174,6 +175,7 @@ class SGD(Optimizer):
     """
 
     _param_shaped_state = ("momentum_buffer",)
+    _torch_options: ClassVar[dict[str, object]] = {"maximize": False}
 
     def __init__(
         self,

@@ -120,23 +120,71 @@ def test_resume_matches_uninterrupted_run_and_torch(torch, name, kwargs):
 
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS, ids=IDS)
-def test_loads_a_state_dict_saved_by_torch_layout_peer(torch, name, kwargs):
-    """A torch.optim state dict (torch tensors, float step) loads, given the same hyperparameters."""
+def test_loads_a_state_dict_saved_by_torch(torch, name, kwargs):
+    """A torch.optim state dict loads as PyTorch saved it (torch tensors, a float step, its other
+    options), and training continues as in PyTorch."""
     weights, batches = _weights(), _batches()
     tmodel, topt = _torch_pair(torch, name, kwargs, weights)
     _torch_train(torch, tmodel, topt, batches[:SAVE_AT])
     theirs = topt.state_dict()
-    ours_keys = set(getattr(optim, name)([nn.Parameter(np.zeros(1))], **kwargs).defaults) | {"params"}
-    theirs["param_groups"] = [{k: v for k, v in g.items() if k in ours_keys} for g in theirs["param_groups"]]
-    theirs["state"] = {i: {k: v for k, v in s.items() if v is not None} for i, s in theirs["state"].items()}
+    for group in theirs["param_groups"]:  # as a GPU run saves them: they change no result
+        group.update(foreach=True, fused=True, differentiable=True)
+        if "capturable" in group:
+            group["capturable"] = True
 
     model = _model({k: v.detach().numpy() for k, v in tmodel.state_dict().items()})
     opt = getattr(optim, name)(_groups(model, kwargs), **kwargs)
+    native_groups = opt.state_dict()["param_groups"]
     opt.load_state_dict(theirs)
+    # PyTorch's options are not kept: the groups are those tinytensor saves
+    assert opt.state_dict()["param_groups"] == native_groups
     _train(model, opt, batches[SAVE_AT:])
     _torch_train(torch, tmodel, topt, batches[SAVE_AT:])
     for p, tq in zip(model.parameters(), tmodel.parameters(), strict=True):
         np.testing.assert_allclose(p.numpy(), tq.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+TORCH_OPTIONS_REFUSED = [  # PyTorch's optimizer and options, tinytensor's optimizer, the message
+    pytest.param("SGD", dict(maximize=True), "SGD", "maximize=True", id="SGD-maximize"),
+    pytest.param("Adam", dict(amsgrad=True), "Adam", "amsgrad=True", id="Adam-amsgrad"),
+    pytest.param("Adam", dict(maximize=True), "Adam", "maximize=True", id="Adam-maximize"),
+    pytest.param("AdamW", dict(amsgrad=True), "AdamW", "amsgrad=True", id="AdamW-amsgrad"),
+    pytest.param(
+        "Adam",
+        dict(decoupled_weight_decay=True),
+        "Adam",
+        r"decoupled_weight_decay=True .*load it into optim.AdamW",
+        id="Adam-decoupled",
+    ),
+    pytest.param("AdamW", {}, "Adam", r"decoupled_weight_decay=True .*load it into optim.AdamW", id="AdamW-into-Adam"),
+    pytest.param(
+        "Adam", {}, "AdamW", r"decoupled_weight_decay=False .*load it into optim.Adam\)", id="Adam-into-AdamW"
+    ),
+]
+
+
+@pytest.mark.parametrize("torch_name,torch_kwargs,name,option", TORCH_OPTIONS_REFUSED)
+def test_torch_option_that_changes_the_result_is_refused_by_name(torch, torch_name, torch_kwargs, name, option):
+    weights = _weights()
+    tmodel, topt = _torch_pair(torch, torch_name, {"lr": 0.01, **torch_kwargs}, weights)
+    _torch_train(torch, tmodel, topt, _batches(2))
+    model = _model(weights)
+    opt = getattr(optim, name)(_groups(model, {"lr": 0.01}), lr=0.01)
+    before = opt.state_dict()["param_groups"]
+    with pytest.raises(ValueError, match=rf"{name}.load_state_dict: parameter group 0: PyTorch option {option}"):
+        opt.load_state_dict(topt.state_dict())
+    assert opt.state_dict()["param_groups"] == before
+
+
+def test_none_state_from_older_torch_is_no_state():
+    """PyTorch before 2.1 saved SGD's momentum buffer as None where it had none."""
+    model = _model(_weights())
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    saved = opt.state_dict()
+    saved["state"] = {i: {"momentum_buffer": None} for i in range(4)}
+    opt.load_state_dict(saved)
+    assert opt.state_dict()["state"] == {}
+    _train(model, opt, _batches(1))
 
 
 @pytest.mark.parametrize("name,kwargs", CONFIGS, ids=IDS)
@@ -236,6 +284,10 @@ def _bad_lr(saved):
     saved["param_groups"][0]["lr"] = -1.0
 
 
+def _fractional_step(saved):
+    saved["state"][0]["step"] = np.array(2.5)  # a count: truncating it would change the bias correction
+
+
 BAD_LOADS = [
     (
         "not-a-dict",
@@ -259,7 +311,8 @@ BAD_LOADS = [
         "other-optimizer",
         lambda: _load(_saved("Adam"), "SGD"),
         ValueError,
-        r"SGD.load_state_dict: parameter group 0 lacks \['momentum', .*\] and has unknown keys \['betas', 'eps'\]",
+        r"SGD.load_state_dict: parameter group 0 lacks 'momentum', 'dampening', 'nesterov' and has unknown "
+        r"key\(s\) 'betas', 'eps'; SGD's groups hold lr, momentum, dampening, weight_decay, nesterov$",
     ),
     (
         "state-shape",
@@ -278,6 +331,12 @@ BAD_LOADS = [
         lambda: _load(_saved(), edit=_bad_lr),
         ValueError,
         r"SGD.load_state_dict: parameter group 0: invalid lr -1.0",
+    ),
+    (
+        "fractional-step",
+        lambda: _load(_saved("Adam"), "Adam", edit=_fractional_step),
+        ValueError,
+        r"Adam.load_state_dict: state 'step' of parameter 0 is 2.5, expected a whole number >= 0",
     ),
 ]
 
