@@ -115,6 +115,26 @@ def test_tensor_round_trip_keeps_dtype_shape_device_and_requires_grad(device, dt
         np.testing.assert_array_equal(got.numpy(), original.numpy())
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "uint16", "uint32", "uint64"])
+def test_a_tensor_of_any_integer_dtype_a_tensor_holds_saves_and_loads(dtype, tmp_path):
+    # tt.tensor keeps an array's dtype, and ops keep it: a uint8 image set is the commonest case
+    images = tt.tensor(np.arange(24, dtype=dtype).reshape(2, 3, 4))
+    assert images.dtype == np.dtype(dtype) and (images + images).dtype == np.dtype(dtype)
+    save({"images": images}, tmp_path / "images.tt")
+    back = load(tmp_path / "images.tt")["images"]
+    assert type(back) is tt.Tensor and back.dtype == np.dtype(dtype) and back.shape == (2, 3, 4)
+    np.testing.assert_array_equal(back.numpy(), images.numpy())
+
+
+@pytest.mark.skipif(np.dtype(np.longdouble).itemsize == 8, reason="long double is float64 on this platform")
+def test_a_long_double_tensor_is_refused_naming_its_dtype(tmp_path):
+    # its bytes mean different things on x86 (80-bit extended) and on aarch64 (IEEE quad)
+    x = tt.tensor(np.ones(2, np.longdouble))
+    with pytest.raises(TypeError, match=rf"obj\['x'\]: tensor of dtype {np.dtype(np.longdouble).name} .*never object"):
+        save({"x": x}, tmp_path / "x.tt")
+    assert not list(tmp_path.iterdir())
+
+
 def test_map_location_moves_tensors_and_leaves_numpy_arrays(device, tmp_path):
     path = tmp_path / "m.tt"
     save({"t": tt.Tensor(_values("float32"), device=device), "a": _values("float64")}, path)

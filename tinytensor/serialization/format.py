@@ -34,11 +34,10 @@ TORCH_MAGIC_TEXT = f"L{TORCH_MAGIC}L\n".encode()
 MANIFEST_LIMIT = 64 << 10
 DATA_LIMIT = 16 << 20
 
-# Dtypes a tensor can have in a file: exactly the dtypes tinytensor's tensors support.
-TENSOR_DTYPES = SUPPORTED
-# Dtypes a plain array (numpy, CuPy, array_api_strict) can have: every fixed-size real number and
-# bool. Not object (pickled Python objects), complex, strings, structured or datetime arrays.
-ARRAY_DTYPES = TENSOR_DTYPES | frozenset(np.dtype(t) for t in ("int8", "int16", "uint8", "uint16", "uint32", "uint64"))
+# Dtypes a tensor or an array (numpy, CuPy, array_api_strict) can have in a file: every portable
+# fixed-size real number and bool, so whatever a tensor holds saves (a uint8 image set included).
+# Not object (pickled Python objects), complex, strings, structured, datetime or long double arrays.
+ARRAY_DTYPES = SUPPORTED | frozenset(np.dtype(t) for t in ("int8", "int16", "uint8", "uint16", "uint32", "uint64"))
 
 
 class FileFormatError(ValueError):
@@ -49,9 +48,9 @@ class UnsafePickleError(FileFormatError, pickle.UnpicklingError):
     """A pickle that asks for something a 1.x ``.tt`` file never holds: refused, never run."""
 
 
-def dtype_named(name: object, *, tensor: bool) -> np.dtype | None:
+def dtype_named(name: object) -> np.dtype | None:
     """The dtype a node's ``"dtype"`` names (numpy's name: ``"float32"``), if it may be stored."""
-    for dtype in TENSOR_DTYPES if tensor else ARRAY_DTYPES:
+    for dtype in ARRAY_DTYPES:
         if dtype.name == name:
             return dtype
     return None
@@ -66,6 +65,6 @@ def torch_file_error(path: str, what: str) -> FileFormatError:
     )
 
 
-def dtype_allowed(dtype: npt.DTypeLike, *, tensor: bool) -> bool:
-    """Whether a (numpy) dtype may be stored, as a tensor's or as a plain array's."""
-    return np.dtype(dtype).newbyteorder("=") in (TENSOR_DTYPES if tensor else ARRAY_DTYPES)
+def dtype_allowed(dtype: npt.DTypeLike) -> bool:
+    """Whether a (numpy) dtype may be stored."""
+    return np.dtype(dtype).newbyteorder("=") in ARRAY_DTYPES

@@ -122,10 +122,11 @@ class Encoder:
             node = {"type": "device_array"}
         backend = backend_of(data)
         host = backend.to_numpy(data)
-        if not dtype_allowed(host.dtype, tensor=isinstance(obj, Tensor)):
+        if not dtype_allowed(host.dtype):
             raise TypeError(
                 f"cannot save {path}: {node['type']} of dtype {host.dtype} (a tinytensor file holds bool, "
-                "integer and float16/32/64 data; never object, complex, string or structured arrays)"
+                "int8/16/32/64, uint8/16/32/64 and float16/32/64 data; never object, complex, string, "
+                "structured or long double arrays)"
             )
         # Files are little-endian and C-ordered whatever the array was.
         host = host.astype(host.dtype.newbyteorder("<"), order="C", copy=False)
@@ -231,7 +232,7 @@ class Decoder:
                     f"{_short(node)} against {_short(first)}"
                 )
             return out
-        dtype = dtype_named(node.get("dtype"), tensor=kind in ("tensor", "parameter"))
+        dtype = dtype_named(node.get("dtype"))
         if dtype is None:
             raise FileFormatError(f"{where(path)}: a {kind} node with the dtype {node.get('dtype')!r:.40}")
         shape = node.get("shape")
