@@ -39,6 +39,7 @@ __all__ = [
     "grad_array",
     "clear_grad",
     "is_array",
+    "plain_array",
     "tensor_arg",
     "accepts_arrays",
     "mark_modified",
@@ -48,8 +49,10 @@ __all__ = [
 
 def wrap(data: Array, ctx: Ctx | None = None) -> Tensor:
     """Fast internal constructor. ``ctx`` is ``(backward, parents)`` for a graph node, else None."""
-    if type(data) is not _ndarray and isinstance(data, _generic):
-        data = np.asarray(data)  # numpy returns scalars from 0-d ops; _data stays an ndarray
+    if type(data) is not _ndarray and isinstance(data, (_generic, _ndarray)):
+        # numpy returns scalars from 0-d ops, and a user may hand in a subclass (np.memmap, ...):
+        # _data is always a plain ndarray (a view of the subclass's memory)
+        data = np.asarray(data)
     t = _new(Tensor)
     t._data = data
     t._ctx = ctx
@@ -87,6 +90,12 @@ def is_array(value: object) -> TypeGuard[Array]:
         hasattr(value, "__cuda_array_interface__")
         or type(value).__module__.split(".")[0] in ("cupy", "array_api_strict")
     )
+
+
+def plain_array(value: Array) -> Array:
+    """An array as tinytensor holds it: a numpy subclass (``np.memmap``, ``np.recarray``, a
+    user's) as a plain ndarray viewing the same memory, as PyTorch takes them; others as they are."""
+    return np.asarray(value) if type(value) is not _ndarray and isinstance(value, _ndarray) else value
 
 
 def as_array(value: object, dtype: np.dtype | None = None, fn: str = "tensor()") -> Array:
@@ -247,7 +256,7 @@ class Tensor(TensorOps):
         if isinstance(value, Tensor):
             array = value._data
         elif is_array(value):
-            array = value
+            array = plain_array(value)
         else:
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
         self._data = array

@@ -19,7 +19,7 @@ from ..array_types import Array
 from ..devices import backend_of
 from ..dtypes import DEFAULT_FLOAT
 from ..errors import DeviceError, ShapeError
-from ..tensor import Tensor, is_array, wrap
+from ..tensor import Tensor, is_array, plain_array, wrap
 
 if TYPE_CHECKING:
     # A DataLoader's collate_fn: the samples of a batch (whatever the dataset returns) -> the batch.
@@ -100,7 +100,7 @@ def _array_of(value: object, k: int, path: str) -> Array:
     if isinstance(value, Tensor):
         return value._data
     if is_array(value):
-        return value
+        return plain_array(value)
     raise TypeError(
         f"default_collate: {path} mix types: an array or Tensor in sample 0, a {type(value).__name__} in sample {k}"
     )

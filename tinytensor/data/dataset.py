@@ -18,7 +18,7 @@ from ..array_types import Array
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
-from ..tensor import Tensor, is_array, wrap
+from ..tensor import Tensor, is_array, plain_array, wrap
 
 
 class MapDataset(Protocol):
@@ -135,6 +135,7 @@ def _as_tensor(value: object, position: int) -> Tensor:
     if isinstance(value, Tensor):
         tensor = value
     elif is_array(value):
+        value = plain_array(value)
         try:
             backend_of(value)
         except TypeError as exc:

@@ -18,7 +18,7 @@ from ..autograd import CLOCK, GRAD_ENABLED, saves_nothing
 from ..devices import backend_of
 from ..dtypes import DEFAULT_FLOAT, numpy_dtype, result_dtype
 from ..errors import DeviceError, ShapeError
-from ..tensor import Tensor, tensor_arg, wrap
+from ..tensor import Tensor, plain_array, tensor_arg, wrap
 
 _ndarray = np.ndarray
 
@@ -76,11 +76,12 @@ def coerce(value: object, like: Tensor) -> Tensor | float | None:
         number: float = value.item()
         return number if value.dtype.kind in "biuf" else None
     if hasattr(value, "shape") and hasattr(value, "dtype"):
+        array = plain_array(value)
         try:
-            backend_of(value)
+            backend_of(array)
         except TypeError:
             return None
-        return wrap(value) if numpy_dtype(value.dtype).kind in "biuf" else None
+        return wrap(array) if numpy_dtype(array.dtype).kind in "biuf" else None
     return None
 
 

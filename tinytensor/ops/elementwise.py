@@ -12,7 +12,7 @@ from ..autograd import GRAD_ENABLED
 from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import DEFAULT_FLOAT, numpy_dtype
-from ..tensor import Tensor, tensor_arg, wrap
+from ..tensor import Tensor, plain_array, tensor_arg, wrap
 from .arith import Backward, Operand, _make_binary, combine_error, operand, promote, unbroadcast
 
 # a unary op's forward ``fwd(xp, x)`` and backward ``bwd(xp, g, x, out)``, the input's gradient
@@ -167,7 +167,7 @@ def where(condition: Tensor | Array, a: TensorLike, b: TensorLike) -> Tensor:
     ShapeError
         The three do not broadcast together.
     """
-    cond = condition._data if isinstance(condition, Tensor) else condition
+    cond = condition._data if isinstance(condition, Tensor) else plain_array(condition)
     if not hasattr(cond, "shape"):
         raise TypeError(f"where(): argument 'condition' must be a bool Tensor, got {type(condition).__name__}")
     ref = a if isinstance(a, Tensor) else b

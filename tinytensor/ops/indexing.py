@@ -18,7 +18,7 @@ from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
-from ..tensor import Tensor, tensor_arg, wrap
+from ..tensor import Tensor, plain_array, tensor_arg, wrap
 from .arith import combine_error, unbroadcast
 from .shape import check_index_bounds
 
@@ -36,7 +36,7 @@ def dim_index(fn: str, dim: object, ndim: int) -> int:
 
 def same_device_array(fn: str, name: str, value: object, like: Array) -> Array:
     """The array behind tensor (or array) argument ``name``, which must be on ``like``'s device."""
-    data = value._data if isinstance(value, Tensor) else value
+    data = value._data if isinstance(value, Tensor) else plain_array(value)
     if not (hasattr(data, "shape") and hasattr(data, "dtype")):
         raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
     if type(data) is not type(like) or backend_of(like).device(like) != backend_of(data).device(data):

@@ -24,7 +24,7 @@ from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, plain_array, wrap
 from . import elementwise
 from .arith import combine_error
 from .loss_functions import check_reduction, constant_weight
@@ -48,7 +48,7 @@ def _operands(op: str, input: Tensor, target: Target) -> tuple[Array, Array, Ten
     if isinstance(target, Tensor):
         t = target._data
     elif hasattr(target, "shape"):
-        t = target
+        t = plain_array(target)
     else:  # a number or nested lists: the input's dtype
         t = backend.asarray(target, numpy_dtype(x.dtype), x)
     if type(t) is not type(x) or backend.device(t) != backend.device(x):

@@ -12,7 +12,7 @@ from ..backend import Backend
 from ..devices import backend_of
 from ..dtypes import numpy_dtype, resolve
 from ..errors import ShapeError
-from ..tensor import Tensor
+from ..tensor import Tensor, plain_array
 from .arith import combine_error
 
 # PyTorch's legacy type names, which Tensor.type() returns and accepts
@@ -35,7 +35,7 @@ def is_tensor(obj: object) -> bool:
 
 def _pair(fn: str, a: Tensor, other: object) -> tuple[Array, Array]:
     """The arrays of ``a`` and ``other`` (a Tensor or an array on ``a``'s device)."""
-    y = other._data if isinstance(other, Tensor) else other
+    y = other._data if isinstance(other, Tensor) else plain_array(other)
     if not (hasattr(y, "shape") and hasattr(y, "dtype")) or isinstance(y, np.generic):
         raise TypeError(f"{fn}(): argument 'other' must be a Tensor, got {type(other).__name__}")
     x = a._data

@@ -17,7 +17,7 @@ from ..autograd import GRAD_ENABLED, mark_modified, saves_nothing, share_version
 from ..backend import Backend
 from ..devices import backend_of
 from ..errors import ShapeError
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, plain_array, wrap
 from .arith import combine_error, unbroadcast
 from .reduce import normalize_axes
 
@@ -201,7 +201,7 @@ def _join_inputs(op: str, tensors: object) -> tuple[list[Tensor | Array], list[A
     for k, t in enumerate(tensors):
         if not isinstance(t, Tensor) and not (hasattr(t, "shape") and hasattr(t, "dtype")):
             raise TypeError(f"{op}(): tensors[{k}] must be a Tensor, got {type(t).__name__}")
-    arrays = [t._data if isinstance(t, Tensor) else t for t in tensors]
+    arrays = [t._data if isinstance(t, Tensor) else plain_array(t) for t in tensors]
     first = arrays[0]
     backend = backend_of(first)
     for arr in arrays[1:]:

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..devices import backend_of
 from ..parameter import Parameter
-from ..tensor import Tensor, wrap
+from ..tensor import Tensor, plain_array, wrap
 from .format import ARRAY_DIR, FileFormatError, dtype_allowed, dtype_named
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class Encoder:
             data = np.asarray(obj)
             node = {"type": "numpy_scalar"}
         elif isinstance(obj, np.ndarray):
-            data = obj
+            data = plain_array(obj)  # a subclass (np.memmap, ...) saves as the ndarray it views
             node = {"type": "ndarray"}
         else:
             data = obj
