@@ -117,6 +117,32 @@ class Slow(Dataset):
         return i
 
 
+class Stalls(Dataset):
+    """Every read hangs (far longer than any test waits)."""
+
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        time.sleep(60)
+        return i
+
+
+class Counted:
+    """The indices 0..n-1, counting how many the main process has read."""
+
+    def __init__(self, n):
+        self.n, self.read = n, 0
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        for i in range(self.n):
+            self.read += 1
+            yield i
+
+
 class HoldsALambda(Dataset):
     def __init__(self):
         self.transform = lambda x: x
@@ -291,6 +317,27 @@ def test_timeout_bounds_the_wait_for_a_batch():
     loader = DataLoader(Slow(), num_workers=1, timeout=0.05)
     with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0.05 seconds"):
         next(iter(loader))
+    assert _no_children()
+
+
+def test_timeout_raises_at_the_timeout_and_the_workers_stop_after():
+    loader = DataLoader(Stalls(), num_workers=2, timeout=1.0)
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 1.0 seconds"):
+        next(iter(loader))
+    # Before: the workers' 5 s grace to stop came first, and the error after 6 s.
+    assert time.monotonic() - start < 3.0
+    assert _no_children()  # the stalled workers are terminated once their grace is over
+
+
+def test_workers_get_batches_as_they_need_them():
+    # The sampler is read as batches are handed out, not all at the start of the epoch.
+    sampler = Counted(1000)
+    epoch = iter(DataLoader(Probe(1000), sampler=sampler, batch_size=2, num_workers=1, prefetch_factor=2))
+    assert _values(next(epoch)) == [0, 1]
+    assert sampler.read <= 8
+    assert len(epoch) == 500
+    assert sum(len(_values(b)) for b in epoch) == 998 and sampler.read == 1000
     assert _no_children()
 
 

@@ -6,7 +6,7 @@ import multiprocessing
 import multiprocessing.context
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar
 
 import numpy as np
 
@@ -18,10 +18,13 @@ from ..tensor import Tensor, wrap
 from .collate import default_collate
 from .dataset import MapDataset, TensorDataset
 from .pool import WorkerEpoch, WorkerPool
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, epoch_chunks
 
 if TYPE_CHECKING:
     from .collate import CollateFn
     from .workers import Indices
+
+    Chunk: TypeAlias = tuple[Indices, list[tuple[int, int]]]  # indices, and each batch's (start, stop) in them
 
 _T = TypeVar("_T")
 
@@ -41,12 +44,16 @@ class DataLoader:
         Samples per batch.
     shuffle : bool, default False
         Draw a new order of the samples at the start of each epoch.
-    sampler : iterable of int, optional
-        The order of the samples (indices into ``dataset``), instead of ``shuffle``'s; read
-        once per epoch. ``len(loader)`` needs it to have a length.
-    batch_sampler : iterable of lists of int, optional
+    sampler : Sampler or iterable of int, optional
+        The order of the samples (indices into ``dataset``), instead of ``shuffle``'s: a
+        ``SubsetRandomSampler``, a list, ...; iterated once per epoch, as batches are made.
+        ``len(loader)`` needs it to have a length. By default ``loader.sampler`` is
+        ``SequentialSampler(dataset)``, or ``RandomSampler(dataset, generator=generator)`` with
+        ``shuffle=True``.
+    batch_sampler : Sampler or iterable of lists of int, optional
         The batches themselves, as lists of indices; excludes ``batch_size``, ``shuffle``,
-        ``sampler`` and ``drop_last``, and sets ``loader.batch_size`` to None.
+        ``sampler`` and ``drop_last``, and sets ``loader.batch_size`` to None. By default
+        ``loader.batch_sampler`` is ``BatchSampler(loader.sampler, batch_size, drop_last)``.
     num_workers : int, default 0
         Worker processes that make the batches; 0 makes them in this process.
     collate_fn : callable, optional
@@ -56,7 +63,8 @@ class DataLoader:
     drop_last : bool, default False
         Leave out the last batch when it would have fewer than ``batch_size`` samples.
     timeout : float, default 0
-        With workers, the most seconds to wait for one batch (0: no limit); then RuntimeError.
+        With workers, the most seconds to wait for one batch (0: no limit); then RuntimeError,
+        at once, and the workers are stopped in the background (as at the end of an epoch).
     worker_init_fn : callable, optional
         Called in each worker process as ``worker_init_fn(worker_id)``, once it is seeded.
     multiprocessing_context : str or multiprocessing context, optional
@@ -85,6 +93,11 @@ class DataLoader:
 
     Notes
     -----
+    The samplers are lazy, as PyTorch's: an epoch draws its order when it starts, at most one
+    permutation (int32 below 2**31 samples: 400 MB for 10**8), and reads each batch's indices
+    from the sampler as the batch is made or handed to a worker. Without ``shuffle`` the first
+    batch of 10**8 samples comes at once; with it, after the permutation is drawn.
+
     With ``num_workers=0`` batches are made in this process, on the data's own device: a
     ``TensorDataset`` is batched by one gather per tensor, other datasets are read sample by
     sample and merged by ``collate_fn``. Batches are new arrays (copies), detached from any graph.
@@ -103,7 +116,7 @@ class DataLoader:
     workers read on the CPU: a forked process cannot use the GPU its parent has initialised.
 
     Differences from PyTorch: the same seed gives other orders than PyTorch's (the order comes
-    from tinytensor's generator); ``batch_size=None`` (no batching) and iterable-style
+    from tinytensor's generator); ``shuffle=True`` takes an empty dataset; ``batch_size=None`` (no batching) and iterable-style
     datasets are not supported; ``pin_memory`` does nothing, as tinytensor does not page-lock
     host memory, so batches are ordinary host (or device) arrays either way; and there is no
     ``in_order`` or ``pin_memory_device``.
@@ -142,17 +155,29 @@ class DataLoader:
         self.batch_size: int | None = int_at_least("DataLoader", "batch_size", batch_size, 1)
         self.shuffle = _check_flag(shuffle, "shuffle")
         self.drop_last = _check_flag(drop_last, "drop_last")
-        self.sampler = _check_iterable(sampler, "sampler", "an iterable of sample indices")
-        self.batch_sampler = _check_iterable(batch_sampler, "batch_sampler", "an iterable of lists of sample indices")
+        _check_iterable(sampler, "sampler", "an iterable of sample indices")
+        _check_iterable(batch_sampler, "batch_sampler", "an iterable of lists of sample indices")
+        # PyTorch's messages, after the name
         if sampler is not None and self.shuffle:
-            raise ValueError("DataLoader: sampler is mutually exclusive with shuffle (the sampler sets the order)")
+            raise ValueError(
+                "DataLoader: sampler option is mutually exclusive with shuffle (the sampler sets the order)"
+            )
         if batch_sampler is not None:
             if self.batch_size != 1 or self.shuffle or sampler is not None or self.drop_last:
                 raise ValueError(
-                    "DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler and drop_last"
+                    "DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and "
+                    "drop_last (the batch sampler sets the batches)"
                 )
             self.batch_size = None  # as in PyTorch: the batch sampler sets the batches
         self.generator = _check_generator(generator)
+        # As PyTorch's, a loader always has a sampler and a batch sampler; the default ones are lazy.
+        if sampler is None:
+            sampler = RandomSampler(dataset, generator=self.generator) if self.shuffle else SequentialSampler(dataset)
+        self.sampler: Iterable[int] = sampler
+        if batch_sampler is None:
+            assert self.batch_size is not None  # None only with a batch_sampler
+            batch_sampler = BatchSampler(sampler, self.batch_size, self.drop_last)
+        self.batch_sampler: Iterable[Sequence[int]] = batch_sampler
         self.collate_fn: CollateFn = _check_callable(collate_fn, "collate_fn") or default_collate
         self.pin_memory = _check_flag(pin_memory, "pin_memory")
         self._check_workers(num_workers, timeout, worker_init_fn, multiprocessing_context)
@@ -179,28 +204,32 @@ class DataLoader:
 
     def __len__(self) -> int:
         # A sampler without a length (a generator, say) makes len() a TypeError, as in PyTorch.
-        if self.batch_sampler is not None:
-            return len(self.batch_sampler)  # type: ignore[arg-type]  # see above
-        n = len(self.sampler) if self.sampler is not None else len(self.dataset)  # type: ignore[arg-type]
-        assert self.batch_size is not None
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return len(self.batch_sampler)  # type: ignore[arg-type]  # see above
 
     def __iter__(self) -> Iterator[Any]:
-        # The seed and the order are drawn here, when the epoch starts, not at the first next().
+        # The seed and the order are drawn here, when the epoch starts, not at the first next();
+        # the batches' indices are then read from the order as the batches are made.
         base_seed = int(self._rng().integers(0, 2**63 - 1))
-        order, bounds = self._plan()
+        chunks = epoch_chunks(self.batch_sampler)
         if not self.num_workers:
             if self.collate_fn is default_collate and _gathers(self.dataset):
-                return _gathered_batches(self.dataset.tensors, order, bounds)
-            return _collated_batches(self.dataset, self.collate_fn, order, bounds)
-        batches = [order[a:b] for a, b in bounds]
+                return _gathered_batches(self.dataset.tensors, chunks)
+            return _collated_batches(self.dataset, self.collate_fn, chunks)
+        batches = (order[start:stop] for order, bounds in chunks for start, stop in bounds)
         pool = self._pool
         if pool is None or pool.closed:
             pool = self._start_workers(base_seed)
             if self.persistent_workers:
                 self._pool = pool
         assert self.prefetch_factor is not None
-        return WorkerEpoch(pool, batches, self.prefetch_factor, self.timeout, owns_pool=not self.persistent_workers)
+        return WorkerEpoch(
+            pool,
+            batches,
+            self.prefetch_factor,
+            self.timeout,
+            owns_pool=not self.persistent_workers,
+            length=self.__len__,
+        )
 
     def _start_workers(self, base_seed: int) -> WorkerPool:
         return WorkerPool(
@@ -216,26 +245,6 @@ class DataLoader:
     def _rng(self) -> np.random.Generator:
         return self.generator.rng if self.generator is not None else _random.generator()
 
-    def _plan(self) -> tuple[Indices, list[tuple[int, int]]]:
-        """The epoch's sample order and each batch's ``(start, stop)`` in it."""
-        if self.batch_sampler is not None:
-            batches = [np.asarray(list(b), dtype=np.int64).reshape(-1) for b in self.batch_sampler]
-            stops = np.cumsum([len(b) for b in batches], dtype=np.int64).tolist()
-            order = np.concatenate(batches) if batches else np.zeros(0, dtype=np.int64)
-            return order, list(zip([0, *stops[:-1]], stops))
-        if self.sampler is not None:
-            order = np.asarray(list(self.sampler), dtype=np.int64).reshape(-1)
-        elif self.shuffle:
-            order = self._rng().permutation(len(self.dataset)).astype(np.int64, copy=False)
-        else:
-            order = np.arange(len(self.dataset), dtype=np.int64)
-        n, size = len(order), self.batch_size
-        assert size is not None
-        bounds = [(stop - size, stop) for stop in range(size, n + 1, size)]
-        if n % size and not self.drop_last:
-            bounds.append((n - n % size, n))
-        return order, bounds
-
     def __repr__(self) -> str:
         workers = f", num_workers={self.num_workers}" if self.num_workers else ""
         return (
@@ -247,7 +256,7 @@ class DataLoader:
 def fetch(dataset: MapDataset, collate_fn: CollateFn, indices: Indices) -> Any:
     """One batch, as a worker makes it: the samples at ``indices`` merged by ``collate_fn``."""
     if collate_fn is default_collate and _gathers(dataset):
-        return next(_gathered_batches(dataset.tensors, indices, [(0, len(indices))]))
+        return next(_gathered_batches(dataset.tensors, iter([(indices, [(0, len(indices))])])))
     return collate_fn([dataset[i] for i in indices.tolist()])
 
 
@@ -256,32 +265,31 @@ def _gathers(dataset: object) -> TypeGuard[TensorDataset]:
     return isinstance(dataset, TensorDataset) and type(dataset).__getitem__ is TensorDataset.__getitem__
 
 
-def _gathered_batches(
-    tensors: Sequence[Tensor], order: Indices, bounds: Iterable[tuple[int, int]]
-) -> Iterator[list[Tensor]]:
+def _gathered_batches(tensors: Sequence[Tensor], chunks: Iterator[Chunk]) -> Iterator[list[Tensor]]:
     arrays = [t._data for t in tensors]
-    # The epoch's order, uploaded once per device that holds a dataset tensor.
-    on_device: dict[str, Array] = {}
-    indices: list[Array] = []
-    for data in arrays:
-        backend = backend_of(data)
-        key = backend.device(data)
-        if key not in on_device:
-            on_device[key] = backend.asarray(order, np.int64, data)
-        indices.append(on_device[key])
     takes = [backend_of(data).xp.take for data in arrays]
-    for start, stop in bounds:
-        # take() copies, so editing a batch in place never changes the dataset or another batch.
-        yield [
-            wrap(take(data, idx[start:stop], axis=0)) for take, data, idx in zip(takes, arrays, indices, strict=True)
-        ]
+    for order, bounds in chunks:
+        # A chunk of the order (up to 65536 indices), uploaded once per device that holds a dataset tensor.
+        on_device: dict[str, Array] = {}
+        indices: list[Array] = []
+        for data in arrays:
+            backend = backend_of(data)
+            key = backend.device(data)
+            if key not in on_device:
+                on_device[key] = backend.asarray(order, np.int64, data)
+            indices.append(on_device[key])
+        for start, stop in bounds:
+            # take() copies, so editing a batch in place never changes the dataset or another batch.
+            yield [
+                wrap(take(data, idx[start:stop], axis=0))
+                for take, data, idx in zip(takes, arrays, indices, strict=True)
+            ]
 
 
-def _collated_batches(
-    dataset: MapDataset, collate_fn: CollateFn, order: Indices, bounds: Iterable[tuple[int, int]]
-) -> Iterator[Any]:
-    for start, stop in bounds:
-        yield collate_fn([dataset[i] for i in order[start:stop].tolist()])
+def _collated_batches(dataset: MapDataset, collate_fn: CollateFn, chunks: Iterator[Chunk]) -> Iterator[Any]:
+    for order, bounds in chunks:
+        for start, stop in bounds:
+            yield collate_fn([dataset[i] for i in order[start:stop].tolist()])
 
 
 def _check_dataset(dataset: object) -> None:

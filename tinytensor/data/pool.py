@@ -14,10 +14,11 @@ import multiprocessing
 import multiprocessing.connection
 import pickle
 import signal
+import threading
 import time
 import types
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
@@ -116,7 +117,9 @@ class WorkerPool:
                 if not process.is_alive() and not self._results[worker_id].poll():
                     self._died(worker_id)
             if not ready:
-                self.close()
+                # Raise at the timeout: the grace the workers get to stop (a stalled one uses all of it)
+                # runs after, in the background, as PyTorch stops its workers after raising.
+                self._close_in_background()
                 raise RuntimeError(f"DataLoader timed out after {timeout} seconds waiting for a batch from its workers")
 
     def _died(self, worker_id: int) -> NoReturn:
@@ -128,6 +131,14 @@ class WorkerPool:
     def close(self) -> None:
         """Stop the workers (each finishes the batch in hand) and reap them; idempotent."""
         self._finalizer()
+
+    def _close_in_background(self) -> None:
+        # Detached first, so the pool reads as closed and a close() now returns at once. Not a
+        # daemon thread: the interpreter waits for it at exit, so the workers are still reaped.
+        detached = self._finalizer.detach()
+        if detached is not None:
+            _, stop, args, _ = detached
+            threading.Thread(target=stop, args=args, name="DataLoader worker shutdown").start()
 
 
 def _stop(procs: list[BaseProcess], tasks: list[Connection], results: list[Connection]) -> None:
@@ -170,32 +181,47 @@ class WorkerEpoch:
     loader's persistent one.
     """
 
-    def __init__(self, pool: WorkerPool, batches: list[Indices], prefetch_factor: int, timeout: float, owns_pool: bool):
+    def __init__(
+        self,
+        pool: WorkerPool,
+        batches: Iterator[Indices],
+        prefetch_factor: int,
+        timeout: float,
+        owns_pool: bool,
+        length: Callable[[], int],
+    ):
         pool.epoch += 1
         self._pool: WorkerPool | None = pool
         self._epoch, self._batches, self._timeout, self._owns = pool.epoch, batches, timeout, owns_pool
+        self._length = length
         self._next = self._sent = 0
         self._ready: dict[int, object] = {}  # batch number -> reply (a batch or a WorkerError)
-        for _ in range(prefetch_factor * pool.size):
-            self._submit()
+        try:
+            for _ in range(prefetch_factor * pool.size):
+                self._submit()
+        except BaseException:  # the sampler failed
+            self.close()
+            raise
 
     def _submit(self) -> None:
+        # Batches are read from the sampler as they are handed out, not all when the epoch starts.
         assert self._pool is not None
-        if self._sent < len(self._batches):
-            self._pool.submit(self._sent % self._pool.size, (self._epoch, self._sent, self._batches[self._sent]))
+        batch = next(self._batches, None)
+        if batch is not None:
+            self._pool.submit(self._sent % self._pool.size, (self._epoch, self._sent, batch))
             self._sent += 1
 
     def __iter__(self) -> WorkerEpoch:
         return self
 
     def __len__(self) -> int:
-        return len(self._batches)
+        return self._length()
 
     def __next__(self) -> Any:
         pool = self._pool
         if pool is None:
             raise StopIteration
-        if self._next == len(self._batches):
+        if self._next == self._sent:  # each batch handed out has been yielded: _submit found no more
             self.close()
             raise StopIteration
         if pool.epoch != self._epoch or pool.closed:
@@ -208,15 +234,14 @@ class WorkerEpoch:
                 epoch, batch, reply = pool.receive(self._timeout)
                 if epoch == self._epoch:  # else a batch of an abandoned epoch
                     self._ready[batch] = reply
+            reply = self._ready.pop(self._next)
+            self._next += 1
+            if isinstance(reply, WorkerError):
+                raise reply.exception()
+            self._submit()
         except BaseException:
             self.close()
             raise
-        reply = self._ready.pop(self._next)
-        self._next += 1
-        if isinstance(reply, WorkerError):
-            self.close()
-            raise reply.exception()
-        self._submit()
         return from_host(reply)
 
     def close(self) -> None:
