@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from tinytensor.serialization import FileFormatError, UnsafePickleError
-from tinytensor.serialization.format import DATA_LIMIT, MANIFEST_LIMIT, TORCH_MAGIC
+from tinytensor.serialization.format import DATA_LIMIT, DEPTH_LIMIT, MANIFEST_LIMIT, TORCH_MAGIC
 
 MANIFEST = {"magic": "tinytensor", "format_version": 1, "writer": "hostile_files"}
 GiB = 1 << 30
@@ -296,6 +296,23 @@ CASES = [
         rf"data\.json is {DATA_LIMIT + 1} bytes, over the \.tt format's limit of {DATA_LIMIT} bytes",
         bomb=True,
     ),
+    Case(
+        "data-json-duplicate-key",  # which "array" would a reader take? refused, as duplicate members are
+        _file(
+            lambda: archive(
+                b'{"type":"ndarray","array":"arrays/0.npy","array":"arrays/1.npy","dtype":"float32","shape":[3]}',
+                _W_MEMBER,
+            )
+        ),
+        FileFormatError,
+        r"data\.json is not valid JSON \(ValueError: an object holds the key 'array' more than once\)",
+    ),
+    Case(
+        "data-json-too-deep",  # deeper than any file save writes: refused by name, not by a RecursionError
+        _file(lambda: archive(b"[" * (DEPTH_LIMIT + 1) + b"]" * (DEPTH_LIMIT + 1))),
+        FileFormatError,
+        rf"obj\[0\]\[0\].*: lists, tuples and dicts nested more than {DEPTH_LIMIT} deep, the \.tt format's limit",
+    ),
     # ---- .npy members: the header is checked against the node before any data is read
     Case(
         "npy-huge-shape",
@@ -322,6 +339,17 @@ CASES = [
         _file(lambda: archive(_W_NODE, {"arrays/0.npy": b"\x93NUMPY\x02\x00" + struct.pack("<I", 2**32 - 1) + b"{}"})),
         FileFormatError,
         r"arrays/0\.npy: not a valid \.npy header: EOF: reading array header, expected 4294967295 bytes",
+    ),
+    Case(
+        "npy-bool-shape",  # numpy's header check takes True for an int, and it equals the node's 1
+        _file(
+            lambda: archive(
+                array_node("arrays/0.npy", "uint8", (1, 16)),
+                {"arrays/0.npy": npy_header("|u1", (True, 16)) + b"\0" * 16},
+            )
+        ),
+        FileFormatError,
+        r"arrays/0\.npy: not a valid \.npy header: the shape \(True, 16\) is not whole numbers",
     ),
     Case(
         "npy-disagrees-with-node",

@@ -26,6 +26,7 @@ from tinytensor.cuda.status import cuda_status
 from tinytensor.devices import backend_of
 from tinytensor.errors import CudaUnavailableError, DeviceError, ShapeError
 from tinytensor.serialization import FileFormatError, UnsafePickleError, load, save
+from tinytensor.serialization.format import DEPTH_LIMIT
 
 DTYPES = ["float16", "float32", "float64", "int32", "int64", "bool"]
 
@@ -767,3 +768,43 @@ def test_save_and_load_take_a_bytes_path_as_open_does(tmp_path):
     with pytest.raises(tt.FileFormatError) as info:
         tt.load(os.fsencode(tmp_path / "junk.tt"))
     assert str(info.value).startswith(f"{tmp_path / 'junk.tt'}: not a .tt file")  # named as a str, not b'...'
+
+
+# ---------------------------------------------------------------------------- writer and reader agree
+def _nested(kind: str, depth: int) -> object:
+    """``depth`` containers of one kind, one inside the other, around a tensor."""
+    obj: object = tt.tensor([1.0, 2.0])
+    for _ in range(depth):
+        obj = {"k": obj} if kind == "dict" else ([obj] if kind == "list" else (obj,))
+    return obj
+
+
+@pytest.mark.parametrize("kind", ["dict", "list", "tuple"])
+def test_what_save_writes_at_the_depth_limit_loads(kind, tmp_path):
+    obj = _nested(kind, DEPTH_LIMIT)
+    save(obj, tmp_path / "deep.tt")
+    back = load(tmp_path / "deep.tt")
+    for _ in range(DEPTH_LIMIT):
+        back = back["k"] if kind == "dict" else back[0]
+    np.testing.assert_array_equal(back.numpy(), [1.0, 2.0])
+
+
+@pytest.mark.parametrize("kind", ["dict", "list", "tuple"])
+@pytest.mark.parametrize("depth", [DEPTH_LIMIT + 1, 400, 2000])
+def test_save_refuses_nesting_past_the_limit_and_writes_nothing(kind, depth, tmp_path):
+    # 400 dicts once saved and then failed to load; 2000 lists once failed in save with a bare RecursionError
+    path = tmp_path / "deep.tt"
+    save({"step": 1}, path)
+    before = path.read_bytes()
+    with pytest.raises(ValueError, match=rf"nested more than {DEPTH_LIMIT} deep, the \.tt format's limit"):
+        save(_nested(kind, depth), path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["deep.tt"]
+
+
+def test_a_key_with_a_lone_surrogate_saves_and_loads(tmp_path):
+    # os.listdir gives one for a file name that is not valid UTF-8 (surrogateescape)
+    key = b"scan-\xff.png".decode("utf-8", "surrogateescape")
+    save({key: tt.tensor([1.0]), "caf\u00e9": 2}, tmp_path / "names.tt")
+    back = load(tmp_path / "names.tt")
+    assert list(back) == [key, "caf\u00e9"] and back["caf\u00e9"] == 2
+    np.testing.assert_array_equal(back[key].numpy(), [1.0])

@@ -9,6 +9,7 @@ node before any data, and never unpickles. Anything wrong with a file becomes a
 
 from __future__ import annotations
 
+import collections
 import io
 import json
 import math
@@ -72,7 +73,11 @@ def write_archive(obj: object, fh: IO[bytes]) -> None:
 
 def _json_bytes(value: Json) -> bytes:
     # allow_nan=False: NaN and infinities are tagged nodes, never the non-standard JSON tokens.
-    return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    text = json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":"))
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a file name read with surrogateescape): as a \u escape
+        return json.dumps(value, allow_nan=False, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 # ---------------------------------------------------------------------------- reading
@@ -202,10 +207,18 @@ def _read_json(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], name: s
     def refuse_constant(token: str) -> NoReturn:
         raise ValueError(f"the non-standard JSON value {token}")
 
+    def refuse_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+        # JSON leaves a repeated key to the reader: two readers could see two checkpoints
+        fields = dict(pairs)
+        if len(fields) != len(pairs):
+            twice = next(k for k, n in collections.Counter(k for k, _ in pairs).items() if n > 1)
+            raise ValueError(f"an object holds the key {twice!r:.80} more than once")
+        return fields
+
     with zf.open(info) as member:
         text = member.read(info.file_size)
     try:
-        return json.loads(text.decode("utf-8"), parse_constant=refuse_constant)
+        return json.loads(text.decode("utf-8"), parse_constant=refuse_constant, object_pairs_hook=refuse_duplicates)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise FileFormatError(f"{name} is not valid JSON ({type(exc).__name__}: {exc})") from None
 
@@ -231,6 +244,8 @@ def _read_npy(
             got_shape, fortran, got = _NPY_HEADERS[version](head)
         except ValueError as exc:  # a bad magic or header, or one longer than numpy reads
             raise FileFormatError(f"{name}: not a valid .npy header: {exc}") from None
+        if not all(type(n) is int and n >= 0 for n in got_shape):  # numpy's check lets True and -1 through
+            raise FileFormatError(f"{name}: not a valid .npy header: the shape {got_shape!r:.80} is not whole numbers")
         if got.name != dtype.name or list(got_shape) != shape:
             raise FileFormatError(f"{name} holds {got.name} {list(got_shape)}, data.json says {dtype.name} {shape}")
         if got.newbyteorder("=") != dtype:  # same name, other kind: a structured or subarray dtype

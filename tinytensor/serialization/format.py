@@ -33,6 +33,10 @@ TORCH_MAGIC_TEXT = f"L{TORCH_MAGIC}L\n".encode()
 # makes stay under about half a GiB whatever it holds. save() refuses to write more.
 MANIFEST_LIMIT = 64 << 10
 DATA_LIMIT = 16 << 20
+# The deepest nesting of lists, tuples and dicts a file holds (a state dict is 2 or 3 deep).
+# Writer and reader share it: a dict level is three JSON levels, so 100 stays far from where
+# Python's JSON parser and the tree's own recursion give up, and whatever save writes, load reads.
+DEPTH_LIMIT = 100
 
 # Dtypes a tensor or an array (numpy, CuPy, array_api_strict) can have in a file: every portable
 # fixed-size real number and bool, so whatever a tensor holds saves (a uint8 image set included).

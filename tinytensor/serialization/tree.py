@@ -23,7 +23,7 @@ import numpy as np
 from ..devices import backend_of
 from ..parameter import Parameter
 from ..tensor import Tensor, plain_array, wrap
-from .format import ARRAY_DIR, FileFormatError, dtype_allowed, dtype_named
+from .format import ARRAY_DIR, DEPTH_LIMIT, FileFormatError, dtype_allowed, dtype_named
 
 if TYPE_CHECKING:
     from ..array_types import Array
@@ -81,6 +81,11 @@ class Encoder:
     def _container_node(self, obj: object, path: str) -> Json:
         if id(obj) in self._open:
             raise TypeError(f"cannot save {path}: it contains itself (a reference cycle)")
+        if len(self._open) == DEPTH_LIMIT:  # the containers on the path: this one would be one more
+            raise ValueError(
+                f"cannot save {_shorten(path)}: lists, tuples and dicts nested more than {DEPTH_LIMIT} deep, "
+                "the .tt format's limit"
+            )
         self._open.add(id(obj))
         try:
             if type(obj) is list:
@@ -142,6 +147,10 @@ class Encoder:
         return node
 
 
+def _shorten(path: str) -> str:
+    return path if len(path) <= 120 else f"{path[:60]}...{path[-50:]}"
+
+
 def _is_parameter(t: object) -> bool:
     return isinstance(t, Parameter)
 
@@ -179,6 +188,7 @@ class Decoder:
         self._place = place
         # member -> (node, path, object): shared stays shared
         self._done: dict[str, tuple[dict[str, object], NodePath, object]] = {}
+        self._depth = 0  # lists, tuples and dicts around the node being decoded
 
     def decode(self, node: object, path: NodePath = "obj") -> Any:
         """The object a node read from a file stands for (Any: whatever was saved), once checked;
@@ -186,7 +196,7 @@ class Decoder:
         if node is None or type(node) in (bool, int, float, str):
             return node
         if type(node) is list:
-            return [self.decode(v, (path, i)) for i, v in enumerate(node)]
+            return self._container(list, node, path)
         fields: dict[str, object] = node if type(node) is dict else {}  # JSON objects have str keys
         kind = fields.get("type")
         if not isinstance(kind, str):
@@ -197,12 +207,27 @@ class Decoder:
                 raise FileFormatError(f"{where(path)}: malformed float node {_short(node)}")
             return _SPECIAL_FLOATS[value]
         if kind == "tuple":
-            return tuple(self.decode(v, (path, i)) for i, v in enumerate(_items(fields, path)))
+            return self._container(tuple, _items(fields, path), path)
         if kind in ("dict", "ordered_dict"):
-            return self._mapping(fields, path, dict if kind == "dict" else OrderedDict)
+            return self._container(dict if kind == "dict" else OrderedDict, fields, path)
         if kind in ("tensor", "parameter", "ndarray", "numpy_scalar", "device_array"):
             return self._array(fields, path)
         raise FileFormatError(f"{where(path)}: unknown node type {kind!r:.80}")
+
+    def _container(self, cls: type[Any], content: Any, path: NodePath) -> Any:
+        """A list or tuple of the nodes ``content``, or a dict of the node ``content``, one level deeper."""
+        if self._depth == DEPTH_LIMIT:
+            raise FileFormatError(
+                f"{_shorten(where(path))}: lists, tuples and dicts nested more than {DEPTH_LIMIT} deep, "
+                "the .tt format's limit"
+            )
+        self._depth += 1
+        try:
+            if issubclass(cls, dict):
+                return self._mapping(content, path, cls)
+            return cls(self.decode(v, (path, i)) for i, v in enumerate(content))
+        finally:
+            self._depth -= 1
 
     def _mapping(self, node: dict[str, object], path: NodePath, cls: type[dict[Any, Any]]) -> dict[Any, Any]:
         out = cls()
