@@ -113,6 +113,31 @@ def bombed(root, name: str, inflated: bytes, size: int, members: dict | None = N
     return patch(data, name, method=zipfile.ZIP_DEFLATED, file_size=size, crc=0)
 
 
+def overlapping(count: int, own: int) -> bytes:
+    """``count`` uint8 members that each hold ``own`` bytes, yet each (by its directory entry and
+    its .npy header, CRC included) runs over all the members after it up to the ZIP directory: a
+    file of about ``count * own`` bytes that declares about ``count**2 * own / 2``."""
+    names = [f"arrays/{i}.npy" for i in range(count)]
+
+    def build(shapes: list[int]) -> bytes:
+        root = [array_node(n, "uint8", (k,)) for n, k in zip(names, shapes, strict=True)]
+        return archive(root, {n: npy_header("|u1", (k,)) + b"\0" * own for n, k in zip(names, shapes, strict=True)})
+
+    header, shapes, layout = len(npy_header("|u1", (own,))), [own] * count, None
+    while True:  # the sizes are written into data.json, which moves what follows it: until they settle
+        data = build(shapes)
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            directory = zf.start_dir
+            starts = [info.header_offset + 30 + len(info.orig_filename) for info in map(zf.getinfo, names)]
+        if layout == (directory, starts):
+            break
+        layout, shapes = (directory, starts), [directory - start - header for start in starts]
+    for name, start in reversed(list(zip(names, starts, strict=True))):  # each CRC covers the later entries
+        size = directory - start
+        data = patch(data, name, compress_size=size, file_size=size, crc=zlib.crc32(data[start:directory]))
+    return data
+
+
 # ---------------------------------------------------------------------------- 1.x pickles
 def op_global(module: str, name: str) -> bytes:
     """Protocol 2's GLOBAL opcode: push ``module.name`` (through the reader's find_class)."""
@@ -266,6 +291,14 @@ CASES = [
         _file(lambda: patch(_declared((2**31 - 128,)), "arrays/0.npy", compress_size=2**31, file_size=2**31)),
         FileFormatError,
         r"arrays/0\.npy is said to hold 2147483648 bytes from offset \d+, past the end of the file \(\d+ bytes\)",
+        bomb=True,
+    ),
+    Case(
+        "members-overlap",  # 4 MiB that declare about 128 MiB of arrays
+        _file(lambda: overlapping(64, 64 << 10)),
+        FileFormatError,
+        r"arrays/0\.npy \(bytes \d+ to \d+\) runs over arrays/1\.npy, which starts at byte \d+; the members of a "
+        r"\.tt file never overlap",
         bomb=True,
     ),
     Case(

@@ -173,7 +173,42 @@ def _checked_members(zf: zipfile.ZipFile, path: str) -> dict[str, zipfile.ZipInf
                 f"{path}: truncated or corrupt .tt file: {name} is said to hold {info.file_size} bytes from "
                 f"offset {info.header_offset}, past the end of the file ({end} bytes)"
             )
+    _check_layout(zf, infos, path)
     return {info.filename: info for info in infos}
+
+
+def _check_layout(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], path: str) -> None:
+    """Each member lies where its local header says, before the ZIP directory, and apart from every
+    other: stored members whose data ran over the next ones would let a small file declare many
+    times its size in arrays (Python's zipfile checks for overlaps only from 3.12)."""
+    fp = zf.fp
+    assert fp is not None  # open for reading
+    spans = []
+    for info in infos:
+        fp.seek(info.header_offset)
+        local = fp.read(_LOCAL_HEADER)
+        if len(local) != _LOCAL_HEADER or local[:4] != b"PK\x03\x04":
+            raise FileFormatError(
+                f"{path}: corrupt .tt file: {info.filename} has no local header at offset {info.header_offset}"
+            )
+        name_len, extra_len = struct.unpack_from("<HH", local, 26)
+        spans.append(
+            (
+                info.header_offset,
+                info.header_offset + _LOCAL_HEADER + name_len + extra_len + info.compress_size,
+                info.filename,
+            )
+        )
+    spans.sort()
+    directory = zf.start_dir  # where the ZIP directory begins
+    for (start, stop, name), (next_start, _, next_name) in zip(
+        spans, [*spans[1:], (directory, 0, "the ZIP directory")]
+    ):
+        if stop > next_start:
+            raise FileFormatError(
+                f"{path}: corrupt .tt file: {name} (bytes {start} to {stop}) runs over {next_name}, which starts at "
+                f"byte {next_start}; the members of a .tt file never overlap"
+            )
 
 
 def _check_manifest(zf: zipfile.ZipFile, members: dict[str, zipfile.ZipInfo], path: str) -> None:
