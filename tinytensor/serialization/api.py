@@ -54,7 +54,7 @@ def save(obj: object, path: FileLike) -> None:
         object array, a reference cycle): the message names where it sits, e.g.
         ``obj['layers'][2]``. Also a ``path`` that is neither a path nor a file object.
     ValueError
-        So many plain values that the file's ``data.json`` would pass its 16 MiB limit (save
+        So many plain values that the file's ``data.json`` would pass its 8 MiB limit (save
         long series as arrays).
     OSError
         The file cannot be written.

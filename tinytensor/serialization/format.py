@@ -28,11 +28,14 @@ TORCH_MAGIC = 0x1950A86A20F9469CFC6C
 TORCH_MAGIC_TEXT = f"L{TORCH_MAGIC}L\n".encode()
 
 # The most bytes a JSON member may have; checked before it is read. data.json holds about 170
-# bytes per tensor, so 16 MiB leaves room for some 100,000 tensors (ten times the largest
-# models' checkpoints with their optimizer state), while the Python objects that parsing it
-# makes stay under about half a GiB whatever it holds. save() refuses to write more.
+# bytes per tensor, so 8 MiB leaves room for some 50,000 tensors (several times the largest
+# models' checkpoints with their optimizer state), while what reading it costs stays under
+# DATA_MEMORY whatever it holds (empty lists cost the most: about 40 bytes of Python objects per
+# byte of JSON; the decoder frees the parsed JSON as it builds the objects, so the two are never
+# whole at once; test_hostile_files.py measures it). save() refuses to write more.
 MANIFEST_LIMIT = 64 << 10
-DATA_LIMIT = 16 << 20
+DATA_LIMIT = 8 << 20
+DATA_MEMORY = 400 << 20
 # The deepest nesting of lists, tuples and dicts a file holds (a state dict is 2 or 3 deep).
 # Writer and reader share it: a dict level is three JSON levels, so 100 stays far from where
 # Python's JSON parser and the tree's own recursion give up, and whatever save writes, load reads.

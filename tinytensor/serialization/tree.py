@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import numpy as np
@@ -225,13 +225,13 @@ class Decoder:
         try:
             if issubclass(cls, dict):
                 return self._mapping(content, path, cls)
-            return cls(self.decode(v, (path, i)) for i, v in enumerate(content))
+            return cls(self.decode(v, (path, i)) for i, v in _consumed(content))
         finally:
             self._depth -= 1
 
     def _mapping(self, node: dict[str, object], path: NodePath, cls: type[dict[Any, Any]]) -> dict[Any, Any]:
         out = cls()
-        for pair in _items(node, path):
+        for _, pair in _consumed(_items(node, path)):
             if type(pair) is not list or len(pair) != 2:
                 raise FileFormatError(f"{where(path)}: a dict item must be a [key, value] pair, got {_short(pair)}")
             key = self.decode(pair[0], (path, KEY))
@@ -306,6 +306,15 @@ def where(path: NodePath) -> str:
         path, step = path
         steps.append(" key" if step is KEY else f"[{_short(step)}]")
     return str(path) + "".join(reversed(steps))
+
+
+def _consumed(nodes: list[object]) -> Iterator[tuple[int, object]]:
+    """``enumerate(nodes)``, each node dropped from the list once it is handed out: the parsed JSON
+    is freed as its objects are made, so the two are never whole at once (decoding is a one-time
+    pass over a tree that nothing else holds)."""
+    for i in range(len(nodes)):
+        node, nodes[i] = nodes[i], None
+        yield i, node
 
 
 def _items(node: dict[str, object], path: NodePath) -> list[object]:
