@@ -1,6 +1,7 @@
 """Saves replace a file whole and leave nothing behind: the file keeps its permission bits, a save
 that fails or is interrupted removes its temporary file, and one killed outright (kill -9) has its
-temporary file removed by the next save of the same file, while a save still running keeps its own.
+temporary file removed by the next save of the same file, while a save still running keeps its own,
+even one in another PID namespace (a container sharing the folder), whose pid means nothing here.
 
 Interrupted saves run in real subprocesses: the child writes a complete archive through the same
 atomic write ``tt.save`` uses, then waits (so the kill lands mid-save, deterministically) until the
@@ -11,11 +12,14 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import textwrap
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -26,13 +30,22 @@ from tinytensor.serialization import atomic, load, save
 
 PACKAGE_PARENT = str(Path(tt.__file__).resolve().parents[1])
 POSIX = pytest.mark.skipif(os.name != "posix", reason="needs POSIX signals and permission bits")
+LINUX = pytest.mark.skipif(
+    atomic._kernel() == atomic.UNKNOWN,
+    reason="needs Linux's boot_id and flock: elsewhere a killed save's leftover goes by age only",
+)
 
 # Saves the array ``np.full(N, VALUE)`` to sys.argv[1], pausing after the archive is written and before
-# the rename: prints "paused", then waits for a line on stdin (or a signal).
+# the rename: prints "paused", then waits for a line on stdin (or a signal). With sys.argv[4:6], its
+# temporary file's name says it was written in PID namespace PIDNS by PID (a faked writer elsewhere).
 PAUSED_SAVER = """
-    import signal, sys, numpy as np
+    import functools, signal, sys, numpy as np
+    from tinytensor.serialization import atomic
     from tinytensor.serialization.archive import write_archive
     from tinytensor.serialization.atomic import write_atomically
+
+    if len(sys.argv) > 4:
+        atomic.temporary_name = functools.partial(atomic.temporary_name, pidns=sys.argv[4], pid=int(sys.argv[5]))
 
     def write(fh):
         write_archive({"w": np.full(int(sys.argv[2]), float(sys.argv[3]))}, fh)
@@ -51,9 +64,9 @@ PAUSED_SAVER = """
 """
 
 
-def _paused_save(path, value, n=1000):
+def _paused_save(path, value, n=1000, launcher=(), name_says=()):
     child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(PAUSED_SAVER), str(path), str(n), str(value)],
+        [*launcher, sys.executable, "-c", textwrap.dedent(PAUSED_SAVER), str(path), str(n), str(value), *name_says],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -70,6 +83,23 @@ def _value(path):
 
 def _names(folder):
     return sorted(p.name for p in Path(folder).iterdir())
+
+
+def _free_pid():
+    """A pid no process has here, so a check of the pid alone would call its writer dead."""
+    pid_max = int(Path("/proc/sys/kernel/pid_max").read_text())
+    for pid in range(pid_max - 1, 300, -1):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except OSError:
+            pass
+    raise AssertionError("every pid is in use")
+
+
+def _other_tag(tag):
+    return f"{(int(tag, 16) + 1) % 2**32:08x}"
 
 
 # ---------------------------------------------------------------------------- permission bits
@@ -112,6 +142,7 @@ def test_a_new_file_gets_what_open_would_give_it(umask, tmp_path):
 
 # ---------------------------------------------------------------------------- interrupted saves
 @POSIX
+@LINUX
 def test_a_save_killed_mid_write_keeps_the_old_file_and_the_next_save_removes_its_leftover(tmp_path):
     path = tmp_path / "ckpt.tt"
     save({"w": np.full(10, 1.0)}, path)
@@ -179,6 +210,63 @@ def test_a_save_still_running_keeps_its_temporary_file_when_another_save_runs(tm
     assert _value(path) == 2.0  # the last rename wins, whole
 
 
+# The writer's PID namespace is its own: pid 1 runs the saver, after setting the namespace's last pid
+# (where the kernel lets it) so that the saver's pid is one no process has outside.
+NAMESPACE_INIT = """
+    import contextlib, subprocess, sys
+    with contextlib.suppress(OSError), open("/proc/sys/kernel/ns_last_pid", "w") as fh:
+        fh.write(str(int(sys.argv[1]) - 1))
+    sys.exit(subprocess.call(sys.argv[2:]))
+"""
+UNSHARE = ["unshare", "--pid", "--fork", "--kill-child", "--map-root-user"]
+
+
+def _unshare_refusal():
+    if shutil.which("unshare") is None:
+        return "no unshare command"
+    try:
+        proc = subprocess.run([*UNSHARE, "true"], capture_output=True, text=True, timeout=30)
+    except OSError as exc:
+        return f"unshare cannot run: {exc}"
+    return None if proc.returncode == 0 else f"unshare is not permitted here: {proc.stderr.strip()}"
+
+
+@pytest.mark.skipif(os.name != "posix" or atomic._kernel() == atomic.UNKNOWN, reason="needs Linux")
+def test_a_save_in_another_pid_namespace_keeps_its_temporary_file_when_another_save_runs(tmp_path):
+    refusal = _unshare_refusal()
+    if refusal:
+        pytest.skip(refusal)
+    path = tmp_path / "ckpt.tt"
+    init = [*UNSHARE, sys.executable, "-c", textwrap.dedent(NAMESPACE_INIT), str(_free_pid())]
+    child = _paused_save(path, 2.0, launcher=init)
+    save({"w": np.full(10, 1.0)}, path)  # its writer's pid is unknown here, yet it is alive
+    assert len(_names(tmp_path)) == 2, _names(tmp_path)
+    out, _ = child.communicate("go on\n", timeout=60)
+    assert child.returncode == 0, out
+    assert _names(tmp_path) == ["ckpt.tt"]
+    assert _value(path) == 2.0
+
+
+@LINUX
+def test_a_writer_whose_pid_says_nothing_here_keeps_its_file_while_alive_and_loses_it_once_killed(tmp_path):
+    # The name says another PID namespace and a pid that no process has here: only its lock tells.
+    path = tmp_path / "ckpt.tt"
+    name_says = (_other_tag(atomic._pid_namespace()), str(_free_pid()))
+    child = _paused_save(path, 2.0, name_says=name_says)
+    save({"w": np.full(10, 1.0)}, path)
+    assert len(_names(tmp_path)) == 2, _names(tmp_path)
+    out, _ = child.communicate("go on\n", timeout=60)
+    assert child.returncode == 0, out
+    assert _names(tmp_path) == ["ckpt.tt"] and _value(path) == 2.0
+
+    child = _paused_save(path, 3.0, name_says=name_says)
+    child.kill()
+    child.communicate(timeout=60)
+    assert len(_names(tmp_path)) == 2, _names(tmp_path)
+    save({"w": np.full(10, 4.0)}, path)
+    assert _names(tmp_path) == ["ckpt.tt"] and _value(path) == 4.0
+
+
 def test_concurrent_writers_leave_one_whole_file_and_nothing_else(tmp_path):
     script = """
         import sys, numpy as np, tinytensor as tt
@@ -200,28 +288,41 @@ def test_concurrent_writers_leave_one_whole_file_and_nothing_else(tmp_path):
 
 
 # ---------------------------------------------------------------------------- which leftovers go
-def _leftover(folder, host, pid, age_s):
-    path = Path(folder) / atomic.temporary_name("ckpt.tt", host=host, pid=pid)
+def _leftover(folder, kernel, pidns, pid, age_s, unlocked=False):
+    path = Path(folder) / atomic.temporary_name("ckpt.tt", kernel=kernel, pidns=pidns, pid=pid)
+    if unlocked:  # its writer could not lock it
+        path = path.with_name(path.name + atomic.UNLOCKED)
     path.write_bytes(b"partial")
     os.utime(path, (path.stat().st_atime - age_s,) * 2)
     return path.name
 
 
-@POSIX
-def test_a_leftover_goes_when_its_writer_is_gone_or_it_was_untouched_for_a_day(tmp_path):
-    here = atomic._host()
-    elsewhere = f"{(int(here, 16) + 1) % 2**32:08x}"
+def _older_leftover(folder, pid, age_s):  # versions up to this one named them .<name>.tt-tmp-<host>-<pid>-<random>
+    path = Path(folder) / f".ckpt.tt{atomic.TMP_MARK}{zlib.crc32(socket.gethostname().encode()):08x}-{pid}-{age_s:08x}"
+    path.write_bytes(b"partial")
+    os.utime(path, (path.stat().st_atime - age_s,) * 2)
+    return path.name
+
+
+@LINUX
+def test_a_leftover_goes_when_its_writer_is_surely_gone_or_it_was_untouched_for_a_day(tmp_path):
+    here, ns = atomic._kernel(), atomic._pid_namespace()
+    elsewhere, other_ns = _other_tag(here), _other_tag(ns)
     finished = subprocess.Popen([sys.executable, "-c", "pass"])
     finished.wait()
     day = atomic.STALE_AFTER_S
     kept = {
-        _leftover(tmp_path, here, os.getpid(), 0),  # a running save (this process)
-        _leftover(tmp_path, elsewhere, finished.pid, 60),  # a pid of another host says nothing here
+        _leftover(tmp_path, here, ns, os.getpid(), 0),  # a running save (this process)
+        _leftover(tmp_path, elsewhere, ns, finished.pid, 60),  # a pid of another kernel says nothing here
+        _leftover(tmp_path, here, other_ns, finished.pid, 60, unlocked=True),  # nor one of another namespace
+        _older_leftover(tmp_path, finished.pid, 60),  # an older version's: its hostname-pid says nothing
     }
     removed = {
-        _leftover(tmp_path, here, finished.pid, 0),  # its writer has exited
-        _leftover(tmp_path, here, os.getpid(), day + 60),  # a pid reused since by a running process
-        _leftover(tmp_path, elsewhere, finished.pid, day + 60),
+        _leftover(tmp_path, here, ns, finished.pid, 0),  # its writer has exited
+        _leftover(tmp_path, here, ns, os.getpid(), day + 60),  # a pid reused since by a running process
+        _leftover(tmp_path, elsewhere, ns, finished.pid, day + 60),
+        _leftover(tmp_path, here, other_ns, os.getpid(), 0),  # no process holds its lock
+        _older_leftover(tmp_path, finished.pid, day + 60),
     }
     (tmp_path / ".other.tt.tt-tmp-00000000-1-0").write_bytes(b"another file's")
     kept.add(".other.tt.tt-tmp-00000000-1-0")
@@ -232,6 +333,7 @@ def test_a_leftover_goes_when_its_writer_is_gone_or_it_was_untouched_for_a_day(t
 
 # ---------------------------------------------------------------------------- long names
 @POSIX
+@LINUX
 @pytest.mark.parametrize("name", ["a" * 240 + ".tt", "é" * 124 + ".tt"], ids=["240 ascii", "251 bytes of utf-8"])
 def test_any_name_the_file_system_takes_can_be_saved_to(name, tmp_path):
     assert len(os.fsencode(name)) <= os.pathconf(tmp_path, "PC_NAME_MAX")
