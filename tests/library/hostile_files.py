@@ -493,10 +493,25 @@ CASES = [
         bomb=True,
     ),
     Case(
-        "pickle-copies-list",  # a list of 65536 items, copied 4096 times
-        _file(lambda: copies(op_global("__builtin__", "tuple"), [b"](" + b"N" * 65536 + b"e"], 4096)),
+        "pickle-copies-list",  # a list of 4096 items, copied 1024 times
+        _file(lambda: copies(op_global("__builtin__", "tuple"), [b"](" + b"N" * 4096 + b"e"], 1024)),
         FileFormatError,
         r"tuple would make more data than the file holds",
+        bomb=True,
+    ),
+    Case(
+        "pickle-million-sets",  # 1 MB of one-byte EMPTY_SET opcodes: some 500 MB of sets and copies
+        _file(lambda: b"\x80\x04](" + b"\x8f" * 1_000_000 + b"e."),
+        FileFormatError,
+        r"its opcodes \(the objects they push, and the containers they make\) would make more data than the "
+        r"file holds \(over \d+ bytes in all, twice the file's size plus 4 MiB\)",
+        bomb=True,
+    ),
+    Case(
+        "pickle-empty-lists",
+        _file(lambda: b"\x80\x04](" + b"]" * 2_000_000 + b"e."),
+        FileFormatError,
+        r"its opcodes .* would make more data than the file holds",
         bomb=True,
     ),
     Case(

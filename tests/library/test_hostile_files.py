@@ -21,6 +21,7 @@ from hostile_files import CASES, Case, archive
 import tinytensor as tt
 from tinytensor.serialization import FileFormatError, load, save
 from tinytensor.serialization.format import DATA_LIMIT, DATA_MEMORY
+from tinytensor.serialization.legacy_pickle import _CONTAINER_COST, BUDGET_CONSTANT
 
 MiB = 1 << 20
 
@@ -155,6 +156,24 @@ def test_the_objects_of_the_largest_data_json_stay_within_the_documented_bound(u
     outcome = _load_in_child(path, DATA_MEMORY + _ALLOWANCE)
     assert "error" not in outcome, outcome
     assert outcome["growth"] < DATA_MEMORY, f"peak memory rose by {outcome['growth'] / MiB:.1f} MiB"
+
+
+@needs_linux
+@pytest.mark.parametrize(
+    "opcode,cost",
+    [(b"\x8f", _CONTAINER_COST), (b"]", _CONTAINER_COST), (b"G" + struct.pack(">d", 1.5), 96), (b"N", 96)],
+    ids=["empty-sets", "empty-lists", "floats", "nones"],
+)
+def test_a_1x_file_just_within_its_budget_loads_within_it(opcode, cost, tmp_path):
+    # As many one-opcode objects as the budget admits: the bound the docs state is the budget,
+    # twice the file's size plus BUDGET_CONSTANT, and what the load really takes stays under it.
+    n = int(0.95 * BUDGET_CONSTANT / (cost - 2 * len(opcode)))
+    path = tmp_path / "many.tt"
+    path.write_bytes(b"\x80\x04](" + opcode * n + b"e.")
+    limit = 2 * path.stat().st_size + BUDGET_CONSTANT
+    outcome = _load_in_child(path, limit + _ALLOWANCE)
+    assert outcome.get("loaded") == ["list", n], outcome
+    assert outcome["growth"] < limit, f"peak memory rose by {outcome['growth'] / MiB:.1f} MiB, over {limit / MiB:.1f}"
 
 
 def test_save_refuses_an_object_whose_data_json_would_exceed_the_limit(tmp_path):

@@ -10,8 +10,10 @@ Three guards, each before anything is built:
   from the file: an array is built only by numpy's reconstruction path
   (``_reconstruct(ndarray, (0,), b'b')``, then ``__setstate__``) from data present in the file,
   once that data's length matches the shape and dtype it declares;
-- a budget: what the stand-ins build (bytes, array data, container items) adds up to at most
-  twice the file's size, so data the pickle refers to many times cannot be copied many times.
+- a budget: what the opcodes cost (objects, containers and the resolver's copies of them, as
+  the scan counts them) and what the stand-ins build (bytes, array data, container items) add up
+  to at most twice the file's size plus ``BUDGET_CONSTANT``, so neither data the pickle refers
+  to many times nor a flood of one-byte opcodes can make much more than the file holds.
 
 The result is then walked once (shared parts once) and only data comes back.
 docs/file-format.md lists the allowed globals.
@@ -36,6 +38,9 @@ from .tree import KEY, where
 if TYPE_CHECKING:
     from .tree import NodePath
 
+# What a 1.x file may make, beyond twice its size: the objects a state dict's pickle needs.
+BUDGET_CONSTANT = 4 << 20
+
 _REFUSAL = (
     "tinytensor never runs code from a file, so it reads a pickle only when it is a 1.x .tt file "
     "(numpy arrays in dicts, lists and tuples)"
@@ -49,9 +54,10 @@ def read_legacy(path: str, fh: IO[bytes]) -> object:
     fh.seek(start)
     try:
         scanned = _Bounded(fh, size)
-        _scan(scanned)
+        budget = _Budget(2 * size + BUDGET_CONSTANT)
+        budget.spend(_scan(scanned), "its opcodes (the objects they push, and the containers they make)")
         fh.seek(start)
-        obj = _AllowListUnpickler(cast("IO[bytes]", _Rescanned(fh, scanned.kept)), _Budget(2 * size)).load()
+        obj = _AllowListUnpickler(cast("IO[bytes]", _Rescanned(fh, scanned.kept)), budget).load()
     except UnsafePickleError as exc:
         raise UnsafePickleError(f"{path}: {exc}") from None
     except FileFormatError as exc:
@@ -177,14 +183,30 @@ class _Rescanned:
 _MEMO_PUTS = frozenset({"PUT", "BINPUT", "LONG_BINPUT"})
 
 
-def _scan(stream: _Bounded) -> None:
-    """Walk the opcodes up to STOP: pickletools checks each argument's length against the file."""
+# What unpickling costs beyond the data the stand-ins build (charged to the same budget): every
+# opcode may push an object, a memo entry or a stack slot, and those that make a container (or
+# call a stand-in, which makes one) make an object of up to about 230 bytes that the resolver
+# then copies. A byte-long opcode can thus cost some 500 bytes: 1,000,000 empty sets in 1 MB.
+_OPCODE_COST = 96
+_CONTAINER_COST = 768
+_CONTAINER_OPS = frozenset(
+    {"EMPTY_DICT", "EMPTY_LIST", "EMPTY_SET", "DICT", "LIST", "TUPLE", "TUPLE1", "TUPLE2", "TUPLE3", "FROZENSET",
+     "REDUCE", "NEWOBJ", "NEWOBJ_EX", "OBJ", "INST", "BUILD"}
+)  # fmt: skip
+
+
+def _scan(stream: _Bounded) -> int:
+    """Walk the opcodes up to STOP: pickletools checks each argument's length against the file.
+    Returns what unpickling them costs beyond the data they carry (``_OPCODE_COST``)."""
+    cost = 0
     # pickletools needs only read, readline and tell
     for ops, (op, arg, _) in enumerate(pickletools.genops(cast("IO[bytes]", stream)), 1):
         if op.name == "FRAME" and isinstance(arg, int) and arg > stream.left:
             raise ValueError(f"a frame of {arg} bytes where {stream.left} are left")
         if op.name in _MEMO_PUTS and isinstance(arg, int) and not 0 <= arg <= ops:  # picklers count 0, 1, 2, ...
             raise ValueError(f"memo slot {arg} after {ops} opcodes")
+        cost += _CONTAINER_COST if op.name in _CONTAINER_OPS else _OPCODE_COST
+    return cost
 
 
 # ---------------------------------------------------------------------------- the allow-list
@@ -192,12 +214,13 @@ class _Budget:
     """How much more the stand-ins may build, in bytes and container items."""
 
     def __init__(self, left: int):
-        self.left = left
+        self.left = self.limit = left
 
     def spend(self, n: int, what: str) -> None:
         if n > self.left:
             raise FileFormatError(
-                f"{what} would make more data than the file holds (the pickle reuses its data over and over)"
+                f"{what} would make more data than the file holds (over {self.limit} bytes in all, twice the "
+                f"file's size plus {BUDGET_CONSTANT >> 20} MiB)"
             )
         self.left -= n
 
@@ -341,7 +364,7 @@ def _copy(cls: type[Any]) -> Callable[..., object]:
             return cls()
         if len(args) != 1 or not (type(args[0]) is list or type(args[0]) is tuple):
             raise UnsafePickleError(f"refused {cls.__name__}{_args(args)}: {_REFUSAL}")
-        budget.spend(len(args[0]), cls.__name__)
+        budget.spend(8 * len(args[0]), cls.__name__)  # a pointer per item
         return cls(args[0])
 
     return build
