@@ -804,7 +804,7 @@ def test_save_refuses_nesting_past_the_limit_and_writes_nothing(kind, depth, tmp
 def test_a_key_with_a_lone_surrogate_saves_and_loads(tmp_path):
     # os.listdir gives one for a file name that is not valid UTF-8 (surrogateescape)
     key = b"scan-\xff.png".decode("utf-8", "surrogateescape")
-    save({key: tt.tensor([1.0]), "caf\u00e9": 2}, tmp_path / "names.tt")
+    save({key: tt.tensor([1.0]), "na\u00efve": 2}, tmp_path / "names.tt")
     back = load(tmp_path / "names.tt")
-    assert list(back) == [key, "caf\u00e9"] and back["caf\u00e9"] == 2
+    assert list(back) == [key, "na\u00efve"] and back["na\u00efve"] == 2
     np.testing.assert_array_equal(back[key].numpy(), [1.0])
