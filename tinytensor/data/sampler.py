@@ -162,7 +162,7 @@ class RandomSampler(Sampler[int]):
 
     @property
     def num_samples(self) -> int:
-        """How many indices an iteration yields: ``num_samples``, else ``len(data_source)``."""
+        """The number of indices an iteration yields (``num_samples``, else ``len(data_source)``)."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self) -> Iterator[int]:
