@@ -8,7 +8,7 @@
 # The GPU machine must have numpy, pytest, scikit-learn, CuPy and NVRTC for its CUDA, and pybind11
 # and setuptools for the in-place build. One version of each wheel is kept (two would stop the install).
 set -euo pipefail
-NAMES=(array-api-strict tqdm pytest-timeout wheel)
+NAMES=(array-api-strict tqdm pytest-timeout wheel hypothesis sortedcontainers)
 cd "$(dirname "$0")/../.."
 dest=${1:-.gpu-wheels}
 python=${PYTHON:-python3}
