@@ -7,23 +7,10 @@ import typing
 
 import numpy as np
 import pytest
+from index_data import Numbers
 
 import tinytensor as tt
 from tinytensor.data import ConcatDataset, DataLoader, Dataset, Subset, TensorDataset, random_split
-
-
-class Numbers(Dataset[int]):
-    def __init__(self, n):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        if not 0 <= i < self.n:
-            raise IndexError(i)
-        return i
-
 
 # ---------------------------------------------------------------------------- random_split
 SPLITS = [

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 import pytest
+from index_data import Counted
 
 import tinytensor as tt
 from tinytensor.data import DataLoader, Dataset, TensorDataset, get_worker_info
@@ -126,21 +127,6 @@ class Stalls(Dataset):
     def __getitem__(self, i):
         time.sleep(60)
         return i
-
-
-class Counted:
-    """The indices 0..n-1, counting how many the main process has read."""
-
-    def __init__(self, n):
-        self.n, self.read = n, 0
-
-    def __len__(self):
-        return self.n
-
-    def __iter__(self):
-        for i in range(self.n):
-            self.read += 1
-            yield i
 
 
 class HoldsALambda(Dataset):

@@ -9,46 +9,18 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from index_data import Counted, Numbers
 
 import tinytensor as tt
 from tinytensor.data import (
     BatchSampler,
     DataLoader,
-    Dataset,
     RandomSampler,
     Sampler,
     SequentialSampler,
     SubsetRandomSampler,
     TensorDataset,
 )
-
-
-class Numbers(Dataset[int]):
-    """Sample i is i: a dataset of any size that holds nothing."""
-
-    def __init__(self, n):
-        self.n = n
-
-    def __len__(self):
-        return self.n
-
-    def __getitem__(self, i):
-        return i
-
-
-class Counted:
-    """An iterable of the indices 0..n-1 that counts how many have been read."""
-
-    def __init__(self, n):
-        self.n, self.read = n, 0
-
-    def __len__(self):
-        return self.n
-
-    def __iter__(self):
-        for i in range(self.n):
-            self.read += 1
-            yield i
 
 
 def _gen(seed):
