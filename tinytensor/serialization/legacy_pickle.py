@@ -55,7 +55,7 @@ def read_legacy(path: str, fh: IO[bytes]) -> object:
     try:
         scanned = _Bounded(fh, size)
         budget = _Budget(2 * size + BUDGET_CONSTANT)
-        budget.spend(_scan(scanned), "its opcodes (the objects they push, and the containers they make)")
+        _scan(scanned, budget)
         fh.seek(start)
         obj = _AllowListUnpickler(cast("IO[bytes]", _Rescanned(fh, scanned.kept)), budget).load()
     except UnsafePickleError as exc:
@@ -195,10 +195,11 @@ _CONTAINER_OPS = frozenset(
 )  # fmt: skip
 
 
-def _scan(stream: _Bounded) -> int:
+def _scan(stream: _Bounded, budget: _Budget) -> None:
     """Walk the opcodes up to STOP: pickletools checks each argument's length against the file.
-    Returns what unpickling them costs beyond the data they carry (``_OPCODE_COST``)."""
-    cost = 0
+    What unpickling them costs beyond the data they carry (``_OPCODE_COST``) is spent from
+    ``budget``; a file over it is refused as soon as it is (a flood of opcodes is not walked whole)."""
+    cost, what = 0, "its opcodes (the objects they push, and the containers they make)"
     # pickletools needs only read, readline and tell
     for ops, (op, arg, _) in enumerate(pickletools.genops(cast("IO[bytes]", stream)), 1):
         if op.name == "FRAME" and isinstance(arg, int) and arg > stream.left:
@@ -206,7 +207,9 @@ def _scan(stream: _Bounded) -> int:
         if op.name in _MEMO_PUTS and isinstance(arg, int) and not 0 <= arg <= ops:  # picklers count 0, 1, 2, ...
             raise ValueError(f"memo slot {arg} after {ops} opcodes")
         cost += _CONTAINER_COST if op.name in _CONTAINER_OPS else _OPCODE_COST
-    return cost
+        if cost > budget.left:
+            break  # refused below, without reading the rest
+    budget.spend(cost, what)
 
 
 # ---------------------------------------------------------------------------- the allow-list
