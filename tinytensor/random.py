@@ -93,17 +93,23 @@ class Generator:
         return f"Generator(initial_seed={self._initial_seed}{where})"
 
 
-def rng_for(generator: object, kind: str, fn: str) -> np.random.Generator:
-    """The numpy stream a draw for a result on a device of ``kind`` ("cpu", "cuda", "strict") takes:
-    ``generator``'s, or the global one when it is None. As in PyTorch, the generator must be made
-    for that type of device."""
-    if generator is None:
-        return _state["rng"]
-    if not isinstance(generator, Generator):
+def check_generator(generator: object, fn: str) -> Generator | None:
+    """``generator`` if it is a tinytensor Generator or None; anything else is a TypeError naming ``fn``."""
+    if generator is not None and not isinstance(generator, Generator):
         raise TypeError(
             f"{fn}: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) or None, "
             f"got {type(generator).__module__}.{type(generator).__qualname__}"
         )
+    return generator
+
+
+def rng_for(generator: object, kind: str, fn: str) -> np.random.Generator:
+    """The numpy stream a draw for a result on a device of ``kind`` ("cpu", "cuda", "strict") takes:
+    ``generator``'s, or the global one when it is None. As in PyTorch, the generator must be made
+    for that type of device."""
+    generator = check_generator(generator, fn)
+    if generator is None:
+        return _state["rng"]
     if generator.device.type != kind:
         raise DeviceError(
             f"{fn}: generator is a {generator.device.type!r} generator but the result is on a {kind!r} device; "

@@ -235,7 +235,7 @@ def _unshare_refusal():
 def test_a_save_in_another_pid_namespace_keeps_its_temporary_file_when_another_save_runs(tmp_path):
     refusal = _unshare_refusal()
     if refusal:
-        pytest.skip(refusal)
+        pytest.skip(reason=refusal)  # the refusal says why: no unshare, or not permitted here
     path = tmp_path / "ckpt.tt"
     init = [*UNSHARE, sys.executable, "-c", textwrap.dedent(NAMESPACE_INIT), str(_free_pid())]
     child = _paused_save(path, 2.0, launcher=init)

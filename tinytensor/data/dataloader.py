@@ -18,7 +18,7 @@ from ..tensor import Tensor, wrap
 from .collate import default_collate
 from .dataset import MapDataset, TensorDataset
 from .pool import WorkerEpoch, WorkerPool
-from .sampler import BatchSampler, RandomSampler, SequentialSampler, epoch_chunks
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, epoch_chunks, rng_of
 
 if TYPE_CHECKING:
     from .collate import CollateFn
@@ -169,7 +169,7 @@ class DataLoader:
                     "drop_last (the batch sampler sets the batches)"
                 )
             self.batch_size = None  # as in PyTorch: the batch sampler sets the batches
-        self.generator = _check_generator(generator)
+        self.generator = _random.check_generator(generator, "DataLoader")
         # As PyTorch's, a loader always has a sampler and a batch sampler; the default ones are lazy.
         if sampler is None:
             sampler = RandomSampler(dataset, generator=self.generator) if self.shuffle else SequentialSampler(dataset)
@@ -209,7 +209,7 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         # The seed and the order are drawn here, when the epoch starts, not at the first next();
         # the batches' indices are then read from the order as the batches are made.
-        base_seed = int(self._rng().integers(0, 2**63 - 1))
+        base_seed = int(rng_of(self.generator).integers(0, 2**63 - 1))
         chunks = epoch_chunks(self.batch_sampler)
         if not self.num_workers:
             if self.collate_fn is default_collate and _gathers(self.dataset):
@@ -241,9 +241,6 @@ class DataLoader:
             self.collate_fn,
             self.worker_init_fn,
         )
-
-    def _rng(self) -> np.random.Generator:
-        return self.generator.rng if self.generator is not None else _random.generator()
 
     def __repr__(self) -> str:
         workers = f", num_workers={self.num_workers}" if self.num_workers else ""
@@ -311,15 +308,6 @@ def _check_flag(value: object, name: str) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise TypeError(f"DataLoader: {name} must be True or False, got {type(value).__name__}")
     return bool(value)
-
-
-def _check_generator(generator: object) -> _random.Generator | None:
-    if generator is not None and not isinstance(generator, _random.Generator):
-        raise TypeError(
-            "DataLoader: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) "
-            f"or None, got {type(generator).__module__}.{type(generator).__qualname__}"
-        )
-    return generator
 
 
 def _check_callable(value: _T, name: str) -> _T:

@@ -151,7 +151,7 @@ class RandomSampler(Sampler[int]):
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
-        self.generator = _check_generator(generator, "RandomSampler")
+        self.generator = _random.check_generator(generator, "RandomSampler")
         if not isinstance(replacement, (bool, np.bool_)):
             raise TypeError(f"RandomSampler: replacement should be a boolean value, but got replacement={replacement}")
         self.replacement = bool(replacement)
@@ -180,7 +180,7 @@ class RandomSampler(Sampler[int]):
             return iter([])
         if not n:
             raise ValueError(f"RandomSampler: cannot draw {total} samples from an empty data_source")
-        rng = _rng(self.generator)
+        rng = rng_of(self.generator)
         if self.replacement:
             return _draws(_spawn(rng), n, total)
         first = _permutation(rng, n)
@@ -207,11 +207,11 @@ class SubsetRandomSampler(Sampler[int]):
 
     def __init__(self, indices: Sequence[int], generator: _random.Generator | None = None) -> None:
         self.indices = indices
-        self.generator = _check_generator(generator, "SubsetRandomSampler")
+        self.generator = _random.check_generator(generator, "SubsetRandomSampler")
 
     def __iter__(self) -> Iterator[int]:
         indices = self.indices
-        order = _permutation(_rng(self.generator), len(indices))  # drawn now, at the start
+        order = _permutation(rng_of(self.generator), len(indices))  # drawn now, at the start
         return (indices[k] for block in _pieces(order) for k in block.tolist())
 
     def __len__(self) -> int:
@@ -401,17 +401,9 @@ def _spawn(rng: np.random.Generator) -> np.random.Generator:
     return np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
 
 
-def _rng(generator: _random.Generator | None) -> np.random.Generator:
+def rng_of(generator: _random.Generator | None) -> np.random.Generator:
+    """``generator``'s numpy stream, or tinytensor's global one."""
     return generator.rng if generator is not None else _random.generator()
-
-
-def _check_generator(generator: object, owner: str) -> _random.Generator | None:
-    if generator is not None and not isinstance(generator, _random.Generator):
-        raise TypeError(
-            f"{owner}: generator must be a tinytensor Generator (tt.Generator().manual_seed(seed)) "
-            f"or None, got {type(generator).__module__}.{type(generator).__qualname__}"
-        )
-    return generator
 
 
 def _positive_int(value: object, owner: str, name: str) -> int:
