@@ -103,6 +103,11 @@ def check_generator(generator: object, fn: str) -> Generator | None:
     return generator
 
 
+def rng_of(generator: Generator | None) -> np.random.Generator:
+    """``generator``'s numpy stream, or the global one for None (a generator already checked)."""
+    return generator.rng if generator is not None else _state["rng"]
+
+
 def rng_for(generator: object, kind: str, fn: str) -> np.random.Generator:
     """The numpy stream a draw for a result on a device of ``kind`` ("cpu", "cuda", "strict") takes:
     ``generator``'s, or the global one when it is None. As in PyTorch, the generator must be made

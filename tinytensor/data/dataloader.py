@@ -18,7 +18,7 @@ from ..tensor import Tensor, wrap
 from .collate import default_collate
 from .dataset import MapDataset, TensorDataset
 from .pool import WorkerEpoch, WorkerPool
-from .sampler import BatchSampler, RandomSampler, SequentialSampler, epoch_chunks, rng_of
+from .sampler import BatchSampler, RandomSampler, SequentialSampler, epoch_chunks
 
 if TYPE_CHECKING:
     from .collate import CollateFn
@@ -209,7 +209,7 @@ class DataLoader:
     def __iter__(self) -> Iterator[Any]:
         # The seed and the order are drawn here, when the epoch starts, not at the first next();
         # the batches' indices are then read from the order as the batches are made.
-        base_seed = int(rng_of(self.generator).integers(0, 2**63 - 1))
+        base_seed = int(_random.rng_of(self.generator).integers(0, 2**63 - 1))
         chunks = epoch_chunks(self.batch_sampler)
         if not self.num_workers:
             if self.collate_fn is default_collate and _gathers(self.dataset):

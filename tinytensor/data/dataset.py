@@ -11,8 +11,6 @@ import warnings
 from collections.abc import Iterable, Sequence, Sized
 from typing import Any, Generic, Protocol, TypeVar
 
-import numpy as np
-
 from .. import random as _random
 from ..array_types import Array
 from ..devices import backend_of
@@ -287,7 +285,7 @@ def random_split(
     >>> len(train), len(val)
     (8, 2)
     """
-    rng = _generator_rng(generator)
+    rng = _random.rng_of(_random.check_generator(generator, "random_split"))
     requested = list(lengths)
     total = len(dataset)
     if math.isclose(sum(requested), 1) and sum(requested) <= 1:
@@ -306,17 +304,6 @@ def random_split(
         Subset(dataset, indices[stop - length : stop])
         for stop, length in zip(itertools.accumulate(counts), counts, strict=True)
     ]
-
-
-def _generator_rng(generator: object) -> np.random.Generator:
-    """The numpy Generator behind ``generator`` (a ``tt.Generator``), or the global stream's for None."""
-    if generator is None:
-        return _random.generator()
-    if not isinstance(generator, _random.Generator):
-        raise TypeError(
-            f"random_split: generator must be a tinytensor Generator or None, got {type(generator).__name__}"
-        )
-    return generator.rng
 
 
 def _lengths_of_fractions(fractions: Sequence[float], total: int) -> list[int]:

@@ -180,7 +180,7 @@ class RandomSampler(Sampler[int]):
             return iter([])
         if not n:
             raise ValueError(f"RandomSampler: cannot draw {total} samples from an empty data_source")
-        rng = rng_of(self.generator)
+        rng = _random.rng_of(self.generator)
         if self.replacement:
             return _draws(_spawn(rng), n, total)
         first = _permutation(rng, n)
@@ -211,7 +211,7 @@ class SubsetRandomSampler(Sampler[int]):
 
     def __iter__(self) -> Iterator[int]:
         indices = self.indices
-        order = _permutation(rng_of(self.generator), len(indices))  # drawn now, at the start
+        order = _permutation(_random.rng_of(self.generator), len(indices))  # drawn now, at the start
         return (indices[k] for block in _pieces(order) for k in block.tolist())
 
     def __len__(self) -> int:
@@ -399,11 +399,6 @@ def _spawn(rng: np.random.Generator) -> np.random.Generator:
     # A stream of the epoch's own, seeded from the source at the start: later lazy draws do not
     # interleave with other readers of the source (dropout reading the global stream, say).
     return np.random.default_rng(int(rng.integers(0, 2**63 - 1)))
-
-
-def rng_of(generator: _random.Generator | None) -> np.random.Generator:
-    """``generator``'s numpy stream, or tinytensor's global one."""
-    return generator.rng if generator is not None else _random.generator()
 
 
 def _positive_int(value: object, owner: str, name: str) -> int:
