@@ -12,6 +12,9 @@
   softmax xent   the fused softmax cross-entropy forward + backward against CuPy's composition
                  (max, subtract, exp, sum, log, gather, one-hot subtract; target >= 1.3x).
   matmul         4096^2 float32, the extension's cuBLAS call against cupy.matmul (no target).
+  conv2d         a 3x3 convolution (batch 64, 32 -> 64 channels, 32x32, padding 1) forward and
+                 backward: tinytensor (im2col/col2im kernels and cuBLAS) against PyTorch's cuDNN
+                 with TF32 off, and against tinytensor on CuPy alone (no target).
 
 Each mode runs in its own process (the extension is switched off by TINYTENSOR_DISABLE_CUDA_EXTENSION
 at import); the fused/unfused pairs share one process. Every timing synchronizes the device before
@@ -32,6 +35,8 @@ import time
 import numpy as np
 
 BATCHES = (256, 1024, 4096)
+CONV_INPUT, CONV_WEIGHT = (64, 32, 32, 32), (64, 32, 3, 3)  # padding 1: the output is 64 x 64 x 32 x 32
+CONV_NAME = "conv2d 3x3 fwd+bwd batch 64"
 MLP_TARGET_BATCH = 1024
 FUSED_TARGET = 1.3  # fused must be at least this many times faster than unfused
 ROUNDS, MIN_ROUND_S = 5, 0.1
@@ -83,6 +88,21 @@ def mlp_step_tinytensor(batch):
         opt.zero_grad()
         nn.cross_entropy(model(x), y).backward()
         opt.step()
+
+    return step
+
+
+def conv_step_tinytensor():
+    import tinytensor as tt
+
+    rng = np.random.default_rng(0)
+    x = tt.Tensor(_host(rng, CONV_INPUT), device="cuda", requires_grad=True)
+    w = tt.Tensor(_host(rng, CONV_WEIGHT) * 0.05, device="cuda", requires_grad=True)
+    b = tt.Tensor(_host(rng, CONV_WEIGHT[:1]), device="cuda", requires_grad=True)
+
+    def step():
+        x.grad = w.grad = b.grad = None
+        tt.nn.functional.conv2d(x, w, b, padding=1).sum().backward()
 
     return step
 
@@ -194,6 +214,7 @@ def measure_tinytensor() -> dict:
         return result
     for batch in BATCHES:
         result["mlp_step"][batch] = best_seconds(mlp_step_tinytensor(batch), sync)
+    result["conv2d"] = best_seconds(conv_step_tinytensor(), sync)
     if extension.ops is None:
         return result
     result.update(fused_pairs(cupy, sync))
@@ -237,6 +258,16 @@ def measure_torch() -> dict:
             opt.step()
 
         result["mlp_step"][batch] = best_seconds(step, torch.cuda.synchronize)
+    torch.backends.cudnn.allow_tf32 = False  # float32 convolutions, as tinytensor's
+    x = torch.randn(CONV_INPUT, device="cuda", requires_grad=True)
+    w = torch.randn(CONV_WEIGHT, device="cuda", requires_grad=True)
+    b = torch.randn(CONV_WEIGHT[:1], device="cuda", requires_grad=True)
+
+    def conv_step():
+        x.grad = w.grad = b.grad = None
+        torch.nn.functional.conv2d(x, w, b, padding=1).sum().backward()
+
+    result["conv2d"] = best_seconds(conv_step, torch.cuda.synchronize)
     return result
 
 
@@ -255,6 +286,11 @@ def table_rows(results) -> list[dict]:
         if batch in cupy_only["mlp_step"]:
             peer = cupy_only["mlp_step"][batch]
             rows.append(_row(f"MLP step batch {batch}", "tt CuPy-only", ours, peer, ours / peer, "<=", None))
+    if "conv2d" in ext:
+        ours = ext["conv2d"]
+        for peer_name, peer in (("PyTorch", torch), ("tt CuPy-only", cupy_only)):
+            if "conv2d" in peer:
+                rows.append(_row(CONV_NAME, peer_name, ours, peer["conv2d"], ours / peer["conv2d"], "<=", None))
     for name, (fused, unfused) in ext.get("pairs", {}).items():
         rows.append(_row(name, "CuPy unfused", fused, unfused, unfused / fused, ">=", FUSED_TARGET))
     return rows
@@ -281,7 +317,7 @@ def print_table(rows, results):
             f"{r['benchmark']:34s} {r['peer']:14s} {r['ours_ms']:10.3f} {r['peer_ms']:10.3f} "
             f"{r['ratio']:7.2f} {target:>8s}  {r['verdict']}"
         )
-    print("ratio: MLP rows are our time / the peer's (lower is better); the others unfused / fused (a speed-up)")
+    print("ratio: MLP and conv2d rows are our time / the peer's (lower is better); the others unfused / fused")
     ext = results["tinytensor+extension"]
     for name, why in ext.get("skipped", {}).items():
         print(f"skipped {name}: {why}")

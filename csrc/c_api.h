@@ -1,7 +1,8 @@
 /* The extension's C ABI: everything the Python binding (cuda_binding.cpp) calls in the CUDA half
- * (cuda_gpu.cu, compiled by nvcc): cuBLAS products, fused kernels, device and version queries. Plain C on purpose: the two halves may be built by different C++
- * compilers and runtimes (nvcc+gcc and zig's clang for old-glibc wheels), so nothing C++
- * crosses this line.
+ * (cuda_gpu.cu, compiled by nvcc): cuBLAS products, fused kernels, convolution, pooling and
+ * batch-norm statistics kernels, device and version queries. Plain C on purpose: the two halves
+ * may be built by different C++ compilers and runtimes (nvcc+gcc and zig's clang for old-glibc
+ * wheels), so nothing C++ crosses this line.
  *
  * Every function returns NULL on success, or a message naming the CUDA or cuBLAS error
  * (e.g. "cudaErrorInsufficientDriver (35) in cudaGetDeviceCount: ..."), valid until the next
@@ -45,6 +46,47 @@ const char *tt_softmax_xent_forward(int dtype, const void *logits, const int64_t
 /* out[r, j] = (probs[r, j] - (j == label[r])) * scale[r]. */
 const char *tt_softmax_xent_backward(int dtype, const void *probs, const int64_t *labels,
                                      const void *scale, void *out, int64_t n, int64_t c, void *stream);
+
+/* A window placement over (N, C, H, W) planes, as tinytensor.windows.Window: kernel kh x kw, stride,
+ * padding (each side) and dilation per axis, and the oh x ow output positions. Output (oh, ow)
+ * reads input row oh * sh - ph + i * dh for kernel row i (columns alike); outside the input is
+ * padding. All arrays below are C-contiguous; n, c, h, w are the input's (N, C, H, W). */
+struct tt_window {
+  int64_t kh, kw, sh, sw, ph, pw, dh, dw, oh, ow;
+};
+
+/* cols (N, C, kh, kw, oh, ow) = every window of x; padding reads `fill`. */
+const char *tt_im2col(int dtype, const void *x, void *cols, int64_t n, int64_t c, int64_t h, int64_t w,
+                      const struct tt_window *win, double fill, void *stream);
+
+/* x (N, C, H, W) = im2col's adjoint: each position the sum of the cols entries that read it. */
+const char *tt_col2im(int dtype, const void *cols, void *x, int64_t n, int64_t c, int64_t h, int64_t w,
+                      const struct tt_window *win, void *stream);
+
+/* out and argmax (N, C, oh, ow): each window's max (padding never wins, NaN always does) and its
+ * position y * w + x in the unpadded plane, the first of equal values. */
+const char *tt_max_pool2d_forward(int dtype, const void *x, void *out, int64_t *argmax, int64_t n, int64_t c,
+                                  int64_t h, int64_t w, const struct tt_window *win, void *stream);
+
+/* gx (N, C, h, w) = zeros with g (N, C, oh, ow) added at argmax (atomically: overlapping windows may
+ * add in any order); an argmax outside [0, h * w) is skipped. */
+const char *tt_max_pool2d_backward(int dtype, const void *g, const int64_t *argmax, void *gx, int64_t n, int64_t c,
+                                   int64_t oh, int64_t ow, int64_t h, int64_t w, void *stream);
+
+/* out (N, C, oh, ow) = each window's sum over its divisor (no dilation): divisor_override when
+ * nonzero, else the window clipped to the padded input (count_include_pad) or to the input. */
+const char *tt_avg_pool2d_forward(int dtype, const void *x, void *out, int64_t n, int64_t c, int64_t h, int64_t w,
+                                  const struct tt_window *win, int count_include_pad, int64_t divisor_override,
+                                  void *stream);
+
+/* gx (N, C, h, w) from g (N, C, oh, ow): the adjoint of tt_avg_pool2d_forward. */
+const char *tt_avg_pool2d_backward(int dtype, const void *g, void *gx, int64_t n, int64_t c, int64_t h, int64_t w,
+                                   const struct tt_window *win, int count_include_pad, int64_t divisor_override,
+                                   void *stream);
+
+/* mean and var (C,) of x (N, C, s): each channel's mean and biased variance, summed in double. */
+const char *tt_batch_norm_stats(int dtype, const void *x, void *mean, void *var, int64_t n, int64_t c, int64_t s,
+                                void *stream);
 
 const char *tt_runtime_version(int *version);   /* CUDA runtime linked (no GPU needed) */
 const char *tt_driver_version(int *version);    /* 0 when no driver is installed */

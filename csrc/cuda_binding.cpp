@@ -325,6 +325,154 @@ void softmax_xent_backward(py::handle probs_obj, py::handle labels_obj, py::hand
                                  as_stream(stream)));
 }
 
+// A tinytensor.windows.Window (any sequence of its 10 ints: kh, kw, sh, sw, ph, pw, dh, dw, oh, ow).
+tt_window as_window(py::handle obj) {
+  const char *form = "window: expected (kh, kw, sh, sw, ph, pw, dh, dw, oh, ow)";
+  if (!py::isinstance<py::sequence>(obj) || py::len(obj) != 10) {
+    throw py::type_error(std::string(form) + ", got " + std::string(py::repr(obj)));
+  }
+  py::sequence seq = py::reinterpret_borrow<py::sequence>(obj);
+  int64_t v[10];
+  for (size_t i = 0; i < 10; ++i) v[i] = seq[i].cast<int64_t>();
+  tt_window win = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]};
+  bool positive = win.kh > 0 && win.kw > 0 && win.sh > 0 && win.sw > 0 && win.dh > 0 && win.dw > 0;
+  if (!positive || win.ph < 0 || win.pw < 0 || win.oh < 0 || win.ow < 0) {
+    throw py::value_error(std::string(form) + " with kernel, stride and dilation >= 1 and padding and output "
+                          "size >= 0, got " + std::string(py::repr(obj)));
+  }
+  return win;
+}
+
+// An (N, C, H, W) float array the kernels read: its dtype.
+int check_planes(const DeviceArray &x) {
+  require_ndim(x, 4);
+  int dtype = float_dtype(x);
+  require_c_contiguous(x);
+  return dtype;
+}
+
+// An output of `like`'s dtype and the given shape, C-contiguous and writable.
+void check_output(const DeviceArray &out, const DeviceArray &like, std::vector<int64_t> shape) {
+  require_same_dtype(like, out);
+  require_shape(out, shape);
+  require_c_contiguous(out);
+  require_writable(out);
+}
+
+void require_int64(const DeviceArray &a) {
+  if (a.typestr != "<i8") throw py::type_error(a.name + ": dtype '" + a.typestr + "' is not supported (int64 '<i8')");
+}
+
+// divisor_override: None, or a nonzero int (0 means "none" across the C ABI).
+int64_t divisor_arg(py::object divisor) {
+  if (divisor.is_none()) return 0;
+  int64_t value = divisor.cast<int64_t>();
+  if (value == 0) throw py::value_error("divisor: must not be zero (None: the window's size)");
+  return value;
+}
+
+void im2col(py::handle x_obj, py::handle cols_obj, py::handle win_obj, double fill, uintptr_t stream) {
+  DeviceArray x = as_device_array(x_obj, "x"), cols = as_device_array(cols_obj, "cols");
+  tt_window win = as_window(win_obj);
+  int dtype = check_planes(x);
+  check_output(cols, x, {x.dim(0), x.dim(1), win.kh, win.kw, win.oh, win.ow});
+  DeviceGuard guard({&x, &cols});
+  check(tt_im2col(dtype, x.ptr, cols.ptr, x.dim(0), x.dim(1), x.dim(2), x.dim(3), &win, fill, as_stream(stream)));
+}
+
+void col2im(py::handle cols_obj, py::handle x_obj, py::handle win_obj, uintptr_t stream) {
+  DeviceArray cols = as_device_array(cols_obj, "cols"), x = as_device_array(x_obj, "out");
+  tt_window win = as_window(win_obj);
+  require_ndim(cols, 6);
+  int dtype = float_dtype(cols);
+  require_c_contiguous(cols);
+  require_ndim(x, 4);
+  require_shape(cols, {x.dim(0), x.dim(1), win.kh, win.kw, win.oh, win.ow});
+  check_output(x, cols, x.shape);
+  DeviceGuard guard({&cols, &x});
+  check(tt_col2im(dtype, cols.ptr, x.ptr, x.dim(0), x.dim(1), x.dim(2), x.dim(3), &win, as_stream(stream)));
+}
+
+void max_pool2d_forward(py::handle x_obj, py::handle out_obj, py::handle argmax_obj, py::handle win_obj,
+                        uintptr_t stream) {
+  DeviceArray x = as_device_array(x_obj, "x"), out = as_device_array(out_obj, "out"),
+              argmax = as_device_array(argmax_obj, "argmax");
+  tt_window win = as_window(win_obj);
+  int dtype = check_planes(x);
+  std::vector<int64_t> shape = {x.dim(0), x.dim(1), win.oh, win.ow};
+  check_output(out, x, shape);
+  require_int64(argmax);
+  require_shape(argmax, shape);
+  require_c_contiguous(argmax);
+  require_writable(argmax);
+  DeviceGuard guard({&x, &out, &argmax});
+  check(tt_max_pool2d_forward(dtype, x.ptr, out.ptr, static_cast<int64_t *>(argmax.ptr), x.dim(0), x.dim(1), x.dim(2),
+                              x.dim(3), &win, as_stream(stream)));
+}
+
+void max_pool2d_backward(py::handle g_obj, py::handle argmax_obj, py::handle gx_obj, uintptr_t stream) {
+  DeviceArray g = as_device_array(g_obj, "g"), argmax = as_device_array(argmax_obj, "argmax"),
+              gx = as_device_array(gx_obj, "gx");
+  int dtype = check_planes(g);
+  require_int64(argmax);
+  require_shape(argmax, g.shape);
+  require_c_contiguous(argmax);
+  require_ndim(gx, 4);
+  check_output(gx, g, {g.dim(0), g.dim(1), gx.dim(2), gx.dim(3)});
+  DeviceGuard guard({&g, &argmax, &gx});
+  check(tt_max_pool2d_backward(dtype, g.ptr, static_cast<const int64_t *>(argmax.ptr), gx.ptr, g.dim(0), g.dim(1),
+                               g.dim(2), g.dim(3), gx.dim(2), gx.dim(3), as_stream(stream)));
+}
+
+// Average pooling has no dilation: a window with one is refused.
+tt_window as_avg_window(py::handle win_obj) {
+  tt_window win = as_window(win_obj);
+  if (win.dh != 1 || win.dw != 1) throw py::value_error("window: average pooling has no dilation (dh = dw = 1)");
+  return win;
+}
+
+void avg_pool2d_forward(py::handle x_obj, py::handle out_obj, py::handle win_obj, bool count_include_pad,
+                        py::object divisor, uintptr_t stream) {
+  DeviceArray x = as_device_array(x_obj, "x"), out = as_device_array(out_obj, "out");
+  tt_window win = as_avg_window(win_obj);
+  int64_t override_ = divisor_arg(divisor);
+  int dtype = check_planes(x);
+  check_output(out, x, {x.dim(0), x.dim(1), win.oh, win.ow});
+  DeviceGuard guard({&x, &out});
+  check(tt_avg_pool2d_forward(dtype, x.ptr, out.ptr, x.dim(0), x.dim(1), x.dim(2), x.dim(3), &win,
+                              count_include_pad ? 1 : 0, override_, as_stream(stream)));
+}
+
+void avg_pool2d_backward(py::handle g_obj, py::handle gx_obj, py::handle win_obj, bool count_include_pad,
+                         py::object divisor, uintptr_t stream) {
+  DeviceArray g = as_device_array(g_obj, "g"), gx = as_device_array(gx_obj, "gx");
+  tt_window win = as_avg_window(win_obj);
+  int64_t override_ = divisor_arg(divisor);
+  int dtype = check_planes(g);
+  require_ndim(gx, 4);
+  require_shape(g, {gx.dim(0), gx.dim(1), win.oh, win.ow});
+  check_output(gx, g, gx.shape);
+  DeviceGuard guard({&g, &gx});
+  check(tt_avg_pool2d_backward(dtype, g.ptr, gx.ptr, gx.dim(0), gx.dim(1), gx.dim(2), gx.dim(3), &win,
+                               count_include_pad ? 1 : 0, override_, as_stream(stream)));
+}
+
+void batch_norm_stats(py::handle x_obj, py::handle mean_obj, py::handle var_obj, uintptr_t stream) {
+  DeviceArray x = as_device_array(x_obj, "x"), mean = as_device_array(mean_obj, "mean"),
+              var = as_device_array(var_obj, "var");
+  if (x.shape.size() < 2) {
+    throw py::value_error("x: expected (N, C, ...) with at least 2 axes, got shape " + x.shape_text());
+  }
+  int dtype = float_dtype(x);
+  require_c_contiguous(x);
+  int64_t spatial = 1;
+  for (size_t i = 2; i < x.shape.size(); ++i) spatial *= x.dim(i);
+  check_output(mean, x, {x.dim(1)});
+  check_output(var, x, {x.dim(1)});
+  DeviceGuard guard({&x, &mean, &var});
+  check(tt_batch_norm_stats(dtype, x.ptr, mean.ptr, var.ptr, x.dim(0), x.dim(1), spatial, as_stream(stream)));
+}
+
 int int_result(const char *(*fn)(int *)) {
   int value = 0;
   check(fn(&value));
@@ -350,7 +498,7 @@ py::dict build_info() {
 }  // namespace
 
 PYBIND11_MODULE(cuda_ops, m) {
-  m.doc() = "tinytensor's CUDA extension: cuBLAS matmul and fused kernels on CuPy arrays";
+  m.doc() = "tinytensor's CUDA extension: cuBLAS matmul, fused, convolution and pooling kernels on CuPy arrays";
   m.def("build_info", &build_info, "How this extension was built: CUDA, cuBLAS, architectures, compilers, flags.");
   m.def("runtime_version", [] { return int_result(tt_runtime_version); }, "CUDA runtime version loaded (e.g. 12040).");
   m.def("driver_version", [] { return int_result(tt_driver_version); }, "CUDA version the driver supports; 0: no driver.");
@@ -379,4 +527,21 @@ PYBIND11_MODULE(cuda_ops, m) {
         py::arg("probs"), py::arg("stream"), "Per-row cross-entropy and softmax probabilities in one kernel.");
   m.def("softmax_xent_backward", &softmax_xent_backward, py::arg("probs"), py::arg("labels"), py::arg("scale"),
         py::arg("out"), py::arg("stream"), "out = (probs - onehot(labels)) * scale[:, None].");
+  m.def("im2col", &im2col, py::arg("x"), py::arg("cols"), py::arg("window"), py::arg("fill"), py::arg("stream"),
+        "cols (N, C, KH, KW, OH, OW) = every window of x (N, C, H, W); padding reads fill.");
+  m.def("col2im", &col2im, py::arg("cols"), py::arg("out"), py::arg("window"), py::arg("stream"),
+        "out (N, C, H, W) = im2col's adjoint: each position the sum of the cols entries that read it.");
+  m.def("max_pool2d_forward", &max_pool2d_forward, py::arg("x"), py::arg("out"), py::arg("argmax"),
+        py::arg("window"), py::arg("stream"),
+        "out, argmax (N, C, OH, OW): each window's max and its position h * W + w in the unpadded plane (int64).");
+  m.def("max_pool2d_backward", &max_pool2d_backward, py::arg("g"), py::arg("argmax"), py::arg("gx"), py::arg("stream"),
+        "gx (N, C, H, W) = zeros with g added at argmax.");
+  m.def("avg_pool2d_forward", &avg_pool2d_forward, py::arg("x"), py::arg("out"), py::arg("window"),
+        py::arg("count_include_pad"), py::arg("divisor"), py::arg("stream"),
+        "out (N, C, OH, OW) = each window's mean by PyTorch's divisor rule (divisor: divisor_override or None).");
+  m.def("avg_pool2d_backward", &avg_pool2d_backward, py::arg("g"), py::arg("gx"), py::arg("window"),
+        py::arg("count_include_pad"), py::arg("divisor"), py::arg("stream"),
+        "gx (N, C, H, W) = the adjoint of avg_pool2d_forward applied to g (N, C, OH, OW).");
+  m.def("batch_norm_stats", &batch_norm_stats, py::arg("x"), py::arg("mean"), py::arg("var"), py::arg("stream"),
+        "mean, var (C,) = each channel's mean and biased variance over every axis of x (N, C, ...) but 1.");
 }

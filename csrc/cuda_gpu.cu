@@ -229,6 +229,224 @@ __global__ void softmax_xent_backward_kernel(const T *probs, const int64_t *labe
   }
 }
 
+// ------------------------------------------------------------------ sliding windows and channel statistics
+// Convolution (im2col / col2im), pooling and batch-norm statistics on (N, C, H, W) planes, all
+// C-contiguous. One thread per output element, grid-stride, 64-bit indices throughout. The
+// backward passes gather (each input position sums what reads it, in a fixed order: deterministic,
+// no atomics) except max pooling's, whose caller has only the argmax (see max_pool2d_backward).
+
+// The window placement reading output position (oh, ow) through kernel tap (ki, kj): input row
+// oh * sh - ph + ki * dh, column ow * sw - pw + kj * dw; anything outside the input is padding.
+template <typename T>
+__global__ void im2col_kernel(const T *x, T *cols, int64_t planes, int64_t h, int64_t w, tt_window win, T fill) {
+  int64_t total = planes * win.kh * win.kw * win.oh * win.ow;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t ow = i % win.ow, r = i / win.ow;
+    int64_t oh = r % win.oh;
+    r /= win.oh;
+    int64_t kj = r % win.kw;
+    r /= win.kw;
+    int64_t ki = r % win.kh, plane = r / win.kh;
+    int64_t y = oh * win.sh - win.ph + ki * win.dh, xc = ow * win.sw - win.pw + kj * win.dw;
+    cols[i] = (y >= 0 && y < h && xc >= 0 && xc < w) ? x[(plane * h + y) * w + xc] : fill;
+  }
+}
+
+// Gather form of im2col's adjoint: input (y, x) is read through tap ki by the output row oh with
+// oh * sh == y + ph - ki * dh, when that is a multiple of sh inside [0, oh); the same for columns.
+// The sum runs over (ki, kj) in order, as the reference's loop does.
+template <typename T>
+__global__ void col2im_kernel(const T *cols, T *x, int64_t planes, int64_t h, int64_t w, tt_window win) {
+  int64_t total = planes * h * w, taps = win.kh * win.kw * win.oh * win.ow;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t xc = i % w, r = i / w;
+    int64_t y = r % h, plane = r / h;
+    const T *src = cols + plane * taps;
+    T acc = 0;
+    for (int64_t ki = 0; ki < win.kh; ++ki) {
+      int64_t top = y + win.ph - ki * win.dh;
+      if (top < 0) break;  // and for every later tap
+      if (top % win.sh || top / win.sh >= win.oh) continue;
+      int64_t oh = top / win.sh;
+      for (int64_t kj = 0; kj < win.kw; ++kj) {
+        int64_t left = xc + win.pw - kj * win.dw;
+        if (left < 0) break;
+        if (left % win.sw || left / win.sw >= win.ow) continue;
+        acc += src[((ki * win.kw + kj) * win.oh + oh) * win.ow + left / win.sw];
+      }
+    }
+    x[i] = acc;
+  }
+}
+
+// PyTorch's rule: padding never wins (it is skipped, as -inf), a NaN always does (so the last NaN
+// is the argmax), ties keep the first position; argmax is h * W + w in the unpadded plane. A
+// window with no input position (which PyTorch's output size never makes) gives -inf and -1.
+template <typename T>
+__global__ void max_pool2d_forward_kernel(const T *x, T *out, int64_t *argmax, int64_t planes, int64_t h, int64_t w,
+                                          tt_window win) {
+  int64_t total = planes * win.oh * win.ow;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t ow = i % win.ow, r = i / win.ow;
+    int64_t oh = r % win.oh, plane = r / win.oh;
+    const T *src = x + plane * h * w;
+    int64_t y0 = oh * win.sh - win.ph, x0 = ow * win.sw - win.pw;
+    T best = (T)-INFINITY;
+    int64_t where = -1;
+    for (int64_t ki = 0; ki < win.kh; ++ki) {
+      int64_t y = y0 + ki * win.dh;
+      if (y < 0 || y >= h) continue;
+      for (int64_t kj = 0; kj < win.kw; ++kj) {
+        int64_t xc = x0 + kj * win.dw;
+        if (xc < 0 || xc >= w) continue;
+        T v = src[y * w + xc];
+        if (where < 0 || v > best || isnan(v)) {
+          best = v;
+          where = y * w + xc;
+        }
+      }
+    }
+    out[i] = best;
+    argmax[i] = where;
+  }
+}
+
+__device__ inline void atomic_add(float *p, float v) { atomicAdd(p, v); }
+
+__device__ inline void atomic_add(double *p, double v) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 600  // no native double atomicAdd before Pascal
+  unsigned long long *bits = (unsigned long long *)p, seen = *bits, expected;
+  do {
+    expected = seen;
+    seen = atomicCAS(bits, expected, __double_as_longlong(__longlong_as_double(expected) + v));
+  } while (seen != expected);
+#else
+  atomicAdd(p, v);
+#endif
+}
+
+// g scattered (added) at argmax into a zeroed gx. Scatter, not gather: the caller has only the
+// argmax, not the window, so an input position cannot find the outputs that read it. Windows that
+// do not overlap (stride >= kernel) write each position at most once; an argmax outside the plane
+// (-1 for an empty window) is skipped, never written.
+template <typename T>
+__global__ void max_pool2d_backward_kernel(const T *g, const int64_t *argmax, T *gx, int64_t planes, int64_t out_plane,
+                                           int64_t in_plane) {
+  int64_t total = planes * out_plane;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t where = argmax[i];
+    if (where >= 0 && where < in_plane) atomic_add(gx + (i / out_plane) * in_plane + where, g[i]);
+  }
+}
+
+// Average pooling's window of output (oh, ow) (no dilation): rows [y0, y1) and columns [x0, x1) of
+// the input, and the divisor, by PyTorch's rule: divisor_override if given (nonzero), else with
+// count_include_pad the window clipped to the padded input, else the window clipped to the input.
+// False for a window with no input position.
+struct AvgWindow {
+  int64_t y0, y1, x0, x1, divisor;
+};
+
+__device__ inline bool avg_window(int64_t oh, int64_t ow, int64_t h, int64_t w, const tt_window &win,
+                                  int count_include_pad, int64_t divisor_override, AvgWindow *out) {
+  int64_t y0 = oh * win.sh - win.ph, x0 = ow * win.sw - win.pw;
+  int64_t y1 = min(y0 + win.kh, h + win.ph), x1 = min(x0 + win.kw, w + win.pw);
+  int64_t padded_area = (y1 - y0) * (x1 - x0);
+  y0 = max(y0, (int64_t)0);
+  x0 = max(x0, (int64_t)0);
+  y1 = min(y1, h);
+  x1 = min(x1, w);
+  if (y0 >= y1 || x0 >= x1) return false;
+  out->y0 = y0;
+  out->y1 = y1;
+  out->x0 = x0;
+  out->x1 = x1;
+  out->divisor = divisor_override ? divisor_override : count_include_pad ? padded_area : (y1 - y0) * (x1 - x0);
+  return true;
+}
+
+template <typename T>
+__global__ void avg_pool2d_forward_kernel(const T *x, T *out, int64_t planes, int64_t h, int64_t w, tt_window win,
+                                          int count_include_pad, int64_t divisor_override) {
+  int64_t total = planes * win.oh * win.ow;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t ow = i % win.ow, r = i / win.ow;
+    int64_t oh = r % win.oh, plane = r / win.oh;
+    AvgWindow a;
+    if (!avg_window(oh, ow, h, w, win, count_include_pad, divisor_override, &a)) {
+      out[i] = 0;
+      continue;
+    }
+    const T *src = x + plane * h * w;
+    T acc = 0;
+    for (int64_t y = a.y0; y < a.y1; ++y)
+      for (int64_t xc = a.x0; xc < a.x1; ++xc) acc += src[y * w + xc];
+    out[i] = acc / (T)a.divisor;
+  }
+}
+
+// Gather form: input (y, x) is in the windows of output rows oh with oh * sh <= y + ph < oh * sh + kh
+// (clipped to [0, oh)), and likewise for columns; each adds its gradient over its own divisor.
+template <typename T>
+__global__ void avg_pool2d_backward_kernel(const T *g, T *gx, int64_t planes, int64_t h, int64_t w, tt_window win,
+                                           int count_include_pad, int64_t divisor_override) {
+  int64_t total = planes * h * w;
+  for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < total; i += (int64_t)gridDim.x * blockDim.x) {
+    int64_t xc = i % w, r = i / w;
+    int64_t y = r % h, plane = r / h;
+    const T *src = g + plane * win.oh * win.ow;
+    int64_t yp = y + win.ph, xp = xc + win.pw;  // in the padded input
+    int64_t oh0 = yp < win.kh ? 0 : (yp - win.kh) / win.sh + 1, oh1 = min(yp / win.sh + 1, win.oh);
+    int64_t ow0 = xp < win.kw ? 0 : (xp - win.kw) / win.sw + 1, ow1 = min(xp / win.sw + 1, win.ow);
+    T acc = 0;
+    for (int64_t oh = oh0; oh < oh1; ++oh) {
+      for (int64_t ow = ow0; ow < ow1; ++ow) {
+        AvgWindow a;
+        if (avg_window(oh, ow, h, w, win, count_include_pad, divisor_override, &a))
+          acc += src[oh * win.ow + ow] / (T)a.divisor;
+      }
+    }
+    gx[i] = acc;
+  }
+}
+
+// Mean and biased variance of one channel of (N, C, S) x per block: two passes over the channel,
+// both summed in double whatever T is (a float32 sum of millions of values would lose digits).
+constexpr int kStatsThreads = 1024;
+
+// Calls f(value) for this thread's share of channel `channel`: flat positions j = threadIdx.x,
+// + blockDim.x, ... of its N * S values, walked as (sample b, offset k) = (j / S, j % S) with one
+// add and compare per step instead of a 64-bit division.
+template <typename T, typename F>
+__device__ void for_channel_values(const T *x, int64_t n, int64_t c, int64_t s, int64_t channel, F f) {
+  int64_t step_b = blockDim.x / s, step_k = blockDim.x % s;
+  int64_t b = threadIdx.x / s, k = threadIdx.x % s;
+  while (b < n) {
+    f((double)x[(b * c + channel) * s + k]);
+    b += step_b;
+    k += step_k;
+    if (k >= s) {
+      k -= s;
+      ++b;
+    }
+  }
+}
+
+template <typename T>
+__global__ void channel_stats_kernel(const T *x, T *mean, T *var, int64_t n, int64_t c, int64_t s) {
+  __shared__ double shared[32];
+  int64_t channel = blockIdx.x;
+  double count = (double)(n * s), sum = 0, squares = 0;
+  for_channel_values(x, n, c, s, channel, [&](double v) { sum += v; });
+  double mu = block_reduce<double, false>(sum, shared) / count;
+  for_channel_values(x, n, c, s, channel, [&](double v) { squares += (v - mu) * (v - mu); });
+  squares = block_reduce<double, false>(squares, shared);
+  if (threadIdx.x == 0) {
+    mean[channel] = (T)mu;
+    var[channel] = (T)(squares / count);
+  }
+}
+
 template <typename T> const char *bias_act_forward(int act, void *pre, const void *bias, void *out, int64_t rows,
                                                    int64_t cols, cudaStream_t stream) {
   int64_t n = rows * cols;
@@ -360,6 +578,110 @@ const char *tt_softmax_xent_backward(int dtype, const void *probs, const int64_t
   return launch_error("softmax_xent_backward_kernel");
 }
 
+const char *tt_im2col(int dtype, const void *x, void *cols, int64_t n, int64_t c, int64_t h, int64_t w,
+                      const tt_window *win, double fill, void *stream) {
+  int64_t total = n * c * win->kh * win->kw * win->oh * win->ow;
+  if (total == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    im2col_kernel<float><<<blocks_for(total), kThreads, 0, s>>>((const float *)x, (float *)cols, n * c, h, w, *win,
+                                                                 (float)fill);
+  else
+    im2col_kernel<double><<<blocks_for(total), kThreads, 0, s>>>((const double *)x, (double *)cols, n * c, h, w, *win,
+                                                                  fill);
+  return launch_error("im2col_kernel");
+}
+
+const char *tt_col2im(int dtype, const void *cols, void *x, int64_t n, int64_t c, int64_t h, int64_t w,
+                      const tt_window *win, void *stream) {
+  int64_t total = n * c * h * w;
+  if (total == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    col2im_kernel<float><<<blocks_for(total), kThreads, 0, s>>>((const float *)cols, (float *)x, n * c, h, w, *win);
+  else
+    col2im_kernel<double><<<blocks_for(total), kThreads, 0, s>>>((const double *)cols, (double *)x, n * c, h, w, *win);
+  return launch_error("col2im_kernel");
+}
+
+const char *tt_max_pool2d_forward(int dtype, const void *x, void *out, int64_t *argmax, int64_t n, int64_t c,
+                                  int64_t h, int64_t w, const tt_window *win, void *stream) {
+  int64_t total = n * c * win->oh * win->ow;
+  if (total == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    max_pool2d_forward_kernel<float><<<blocks_for(total), kThreads, 0, s>>>((const float *)x, (float *)out, argmax,
+                                                                             n * c, h, w, *win);
+  else
+    max_pool2d_forward_kernel<double><<<blocks_for(total), kThreads, 0, s>>>((const double *)x, (double *)out, argmax,
+                                                                              n * c, h, w, *win);
+  return launch_error("max_pool2d_forward_kernel");
+}
+
+const char *tt_max_pool2d_backward(int dtype, const void *g, const int64_t *argmax, void *gx, int64_t n, int64_t c,
+                                   int64_t oh, int64_t ow, int64_t h, int64_t w, void *stream) {
+  int64_t planes = n * c, total = planes * oh * ow;
+  if (planes * h * w == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  size_t bytes = (size_t)(planes * h * w) * (dtype == TT_F32 ? sizeof(float) : sizeof(double));
+  if (const char *e = cuda_error(cudaMemsetAsync(gx, 0, bytes, s), "cudaMemsetAsync (max_pool2d_backward)")) return e;
+  if (total == 0) return nullptr;
+  if (dtype == TT_F32)
+    max_pool2d_backward_kernel<float><<<blocks_for(total), kThreads, 0, s>>>((const float *)g, argmax, (float *)gx,
+                                                                              planes, oh * ow, h * w);
+  else
+    max_pool2d_backward_kernel<double><<<blocks_for(total), kThreads, 0, s>>>((const double *)g, argmax, (double *)gx,
+                                                                               planes, oh * ow, h * w);
+  return launch_error("max_pool2d_backward_kernel");
+}
+
+const char *tt_avg_pool2d_forward(int dtype, const void *x, void *out, int64_t n, int64_t c, int64_t h, int64_t w,
+                                  const tt_window *win, int count_include_pad, int64_t divisor_override,
+                                  void *stream) {
+  int64_t total = n * c * win->oh * win->ow;
+  if (total == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    avg_pool2d_forward_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(
+        (const float *)x, (float *)out, n * c, h, w, *win, count_include_pad, divisor_override);
+  else
+    avg_pool2d_forward_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(
+        (const double *)x, (double *)out, n * c, h, w, *win, count_include_pad, divisor_override);
+  return launch_error("avg_pool2d_forward_kernel");
+}
+
+const char *tt_avg_pool2d_backward(int dtype, const void *g, void *gx, int64_t n, int64_t c, int64_t h, int64_t w,
+                                   const tt_window *win, int count_include_pad, int64_t divisor_override,
+                                   void *stream) {
+  int64_t total = n * c * h * w;
+  if (total == 0) return nullptr;
+  cudaStream_t s = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    avg_pool2d_backward_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(
+        (const float *)g, (float *)gx, n * c, h, w, *win, count_include_pad, divisor_override);
+  else
+    avg_pool2d_backward_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(
+        (const double *)g, (double *)gx, n * c, h, w, *win, count_include_pad, divisor_override);
+  return launch_error("avg_pool2d_backward_kernel");
+}
+
+const char *tt_batch_norm_stats(int dtype, const void *x, void *mean, void *var, int64_t n, int64_t c, int64_t s,
+                                void *stream) {
+  if (c == 0) return nullptr;
+  if (c > 2147483647) {
+    snprintf(g_error, sizeof g_error, "batch_norm_stats: %lld channels exceed the grid limit", (long long)c);
+    return g_error;
+  }
+  cudaStream_t st = (cudaStream_t)stream;
+  if (dtype == TT_F32)
+    channel_stats_kernel<float><<<(unsigned)c, kStatsThreads, 0, st>>>((const float *)x, (float *)mean, (float *)var,
+                                                                        n, c, s);
+  else
+    channel_stats_kernel<double><<<(unsigned)c, kStatsThreads, 0, st>>>((const double *)x, (double *)mean,
+                                                                         (double *)var, n, c, s);
+  return launch_error("channel_stats_kernel");
+}
+
 const char *tt_runtime_version(int *version) { return cuda_error(cudaRuntimeGetVersion(version), "cudaRuntimeGetVersion"); }
 
 const char *tt_driver_version(int *version) { return cuda_error(cudaDriverGetVersion(version), "cudaDriverGetVersion"); }
@@ -405,6 +727,20 @@ const char *tt_kernel_image(int device, int *binary_version, int *ptx_version) {
       {(const void *)softmax_xent_forward_kernel<double>, "softmax_xent_forward_kernel<double>"},
       {(const void *)softmax_xent_backward_kernel<float>, "softmax_xent_backward_kernel<float>"},
       {(const void *)softmax_xent_backward_kernel<double>, "softmax_xent_backward_kernel<double>"},
+      {(const void *)im2col_kernel<float>, "im2col_kernel<float>"},
+      {(const void *)im2col_kernel<double>, "im2col_kernel<double>"},
+      {(const void *)col2im_kernel<float>, "col2im_kernel<float>"},
+      {(const void *)col2im_kernel<double>, "col2im_kernel<double>"},
+      {(const void *)max_pool2d_forward_kernel<float>, "max_pool2d_forward_kernel<float>"},
+      {(const void *)max_pool2d_forward_kernel<double>, "max_pool2d_forward_kernel<double>"},
+      {(const void *)max_pool2d_backward_kernel<float>, "max_pool2d_backward_kernel<float>"},
+      {(const void *)max_pool2d_backward_kernel<double>, "max_pool2d_backward_kernel<double>"},
+      {(const void *)avg_pool2d_forward_kernel<float>, "avg_pool2d_forward_kernel<float>"},
+      {(const void *)avg_pool2d_forward_kernel<double>, "avg_pool2d_forward_kernel<double>"},
+      {(const void *)avg_pool2d_backward_kernel<float>, "avg_pool2d_backward_kernel<float>"},
+      {(const void *)avg_pool2d_backward_kernel<double>, "avg_pool2d_backward_kernel<double>"},
+      {(const void *)channel_stats_kernel<float>, "channel_stats_kernel<float>"},
+      {(const void *)channel_stats_kernel<double>, "channel_stats_kernel<double>"},
   };
   int previous = 0;
   if (const char *e = cuda_error(cudaGetDevice(&previous), "cudaGetDevice")) return e;

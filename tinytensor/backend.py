@@ -20,6 +20,7 @@ import numpy as np
 
 from .activation_math import ACTIVATIONS
 from .array_types import Array, DType, Namespace, Shape
+from .windows import Window
 
 # What a device index is once parsed (``device_names.parse_device``): a CUDA device number, a
 # ``strict:`` test device's name, or None for the default device.
@@ -131,6 +132,129 @@ class Backend:
         gpre = g2 if activation is None else ACTIVATIONS[activation].grad(self, g2, pre, out)
         return gpre, (self.sum(gpre, axis=0) if need_b else None)
 
+    # Sliding windows (convolution, pooling, unfold/fold): the layout is (N, C, KH, KW, OH, OW).
+    def pad2d(self, x: Array, ph: int, pw: int, fill: float) -> Array:
+        """(N, C, H, W) ``x`` with ``ph`` rows and ``pw`` columns of ``fill`` on each side."""
+        if not ph and not pw:
+            return x
+        n, c, h, w = x.shape
+        out = self.full((n, c, h + 2 * ph, w + 2 * pw), fill, x.dtype, x)
+        out[:, :, ph : ph + h, pw : pw + w] = x
+        return out
+
+    def im2col(self, x: Array, win: Window, fill: float = 0.0) -> Array:
+        """Every window of (N, C, H, W) ``x``, as (N, C, KH, KW, OH, OW): padding reads ``fill``.
+        The result may be a read-only view of ``x`` (numpy); reshape it, which copies, to own it."""
+        xp = self.xp
+        padded = self.pad2d(x, win.ph, win.pw, fill)
+        rows = win.sh * (win.oh - 1) + 1
+        cols = win.sw * (win.ow - 1) + 1
+        pieces = [
+            padded[:, :, i * win.dh : i * win.dh + rows : win.sh, j * win.dw : j * win.dw + cols : win.sw]
+            for i in range(win.kh)
+            for j in range(win.kw)
+        ]
+        n, c = x.shape[:2]
+        return xp.reshape(xp.stack(pieces, axis=2), (n, c, win.kh, win.kw, win.oh, win.ow))
+
+    def col2im(self, cols: Array, win: Window, height: int, width: int) -> Array:
+        """The adjoint of ``im2col`` (fill 0): (N, C, H, W), each input position the sum of the
+        window entries that read it."""
+        n, c = cols.shape[:2]
+        out = self.zeros((n, c, height + 2 * win.ph, width + 2 * win.pw), cols.dtype, cols)
+        rows = win.sh * (win.oh - 1) + 1
+        span = win.sw * (win.ow - 1) + 1
+        for i in range(win.kh):
+            for j in range(win.kw):
+                r, s = i * win.dh, j * win.dw
+                out[:, :, r : r + rows : win.sh, s : s + span : win.sw] += cols[:, :, i, j, :, :]
+        return out[:, :, win.ph : win.ph + height, win.pw : win.pw + width]
+
+    # Pooling (ops/pooling.py; the 1-d pools run these with height 1). With ceil_mode the last
+    # window may reach past the padded input: the reference bodies pad the bottom and right with
+    # the fill first, so that the windows ``im2col`` slices stay inside the array.
+    def max_pool2d(self, x: Array, win: Window) -> tuple[Array, Array]:
+        """(maxima, argmax) of every window of (N, C, H, W) ``x``, each (N, C, OH, OW); argmax (int64)
+        is the flat position h * W + w of the window's maximum in the unpadded input plane
+        (PyTorch's ``return_indices``). Padding counts as -inf (an integer dtype's minimum); the
+        first maximum in the window, row by row, wins, and a NaN is the maximum of its window."""
+        xp = self.xp
+        n, c, height, width = x.shape
+        fill = -float("inf") if self.is_float(x) else int(xp.iinfo(x.dtype).min)
+        cols = self.im2col(self._reach_padded(x, win, fill), win, fill)
+        flat = xp.reshape(cols, (n, c, win.kh * win.kw, win.oh, win.ow))
+        where = xp.argmax(flat, axis=2)  # the position in the window, row-major
+        rows = xp.reshape(self.arange(win.oh, x) * win.sh - win.ph, (win.oh, 1))
+        cols_at = xp.reshape(self.arange(win.ow, x) * win.sw - win.pw, (1, win.ow))
+        row = rows + (where // win.kw) * win.dh
+        col = cols_at + (where % win.kw) * win.dw
+        return xp.max(flat, axis=2), xp.astype(row * width + col, xp.int64)
+
+    def max_pool2d_grad(self, g: Array, argmax: Array, height: int, width: int) -> Array:
+        """The gradient of ``max_pool2d``'s input: (N, C, height, width), each of ``g``'s entries added
+        at its window's ``argmax`` (windows that overlap add up)."""
+        xp = self.xp
+        n, c = g.shape[:2]
+        plane = height * width
+        starts = xp.reshape(xp.astype(self.arange(n * c, g), xp.int64) * plane, (n, c, 1, 1))
+        out = self.zeros((n * c * plane,), g.dtype, g)
+        self.scatter_add(out, xp.reshape(argmax + starts, (-1,)), xp.reshape(g, (-1,)))
+        return xp.reshape(out, (n, c, height, width))
+
+    def avg_pool2d(self, x: Array, win: Window, count_include_pad: bool, divisor: int | None) -> Array:
+        """The mean of every window of (N, C, H, W) ``x``, as (N, C, OH, OW): the window's sum over
+        ``divisor`` where given, else over PyTorch's count (the window clipped to the padded input
+        with ``count_include_pad``, to the input without)."""
+        cols = self.im2col(self._reach_padded(x, win, 0.0), win, 0.0)
+        # the sum as KH * KW whole-array adds: numpy reduces the two short window axes of its
+        # strided im2col view ~10x slower
+        sums = cols[:, :, 0, 0, :, :] / 1.0  # a new array, whatever im2col returned
+        for k in range(1, win.kh * win.kw):
+            sums += cols[:, :, k // win.kw, k % win.kw, :, :]
+        return sums / self._pool_divisors(win, x.shape[2], x.shape[3], count_include_pad, divisor, x)
+
+    def avg_pool2d_grad(
+        self, g: Array, win: Window, height: int, width: int, count_include_pad: bool, divisor: int | None
+    ) -> Array:
+        """The gradient of ``avg_pool2d``'s (N, C, height, width) input from ``g`` (N, C, OH, OW)."""
+        xp = self.xp
+        n, c = g.shape[:2]
+        scaled = g / self._pool_divisors(win, height, width, count_include_pad, divisor, g)
+        cols = xp.broadcast_to(xp.reshape(scaled, (n, c, 1, 1, win.oh, win.ow)), (n, c, win.kh, win.kw, win.oh, win.ow))
+        extra_h, extra_w = _reach(win, height, width)
+        out = self.col2im(cols, win, height + extra_h, width + extra_w)
+        return out[:, :, :height, :width] if extra_h or extra_w else out
+
+    def _reach_padded(self, x: Array, win: Window, fill: float) -> Array:
+        """``x`` with rows and columns of ``fill`` added at the bottom and right where ceil_mode's
+        last window reaches past the padded input."""
+        extra_h, extra_w = _reach(win, x.shape[2], x.shape[3])
+        if not extra_h and not extra_w:
+            return x
+        n, c, height, width = x.shape
+        out = self.full((n, c, height + extra_h, width + extra_w), fill, x.dtype, x)
+        out[:, :, :height, :width] = x
+        return out
+
+    def _pool_divisors(
+        self, win: Window, height: int, width: int, count_include_pad: bool, divisor: int | None, like: Array
+    ) -> Array | float:
+        """What each window's sum is divided by: ``divisor``, or an (OH, OW) array of counts."""
+        if divisor is not None:
+            return float(divisor)
+        rows = _window_counts(win.oh, win.kh, win.sh, win.ph, height, count_include_pad)
+        cols = _window_counts(win.ow, win.kw, win.sw, win.pw, width, count_include_pad)
+        return self.asarray([[r * s for s in cols] for r in rows], like.dtype, like)
+
+    def batch_norm_stats(self, x: Array) -> tuple[Array, Array]:
+        """(mean, biased variance) of each channel of (N, C, ...) ``x``, over every axis but 1, each
+        of shape (C,)."""
+        xp = self.xp
+        axes = (0, *range(2, x.ndim))
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        centered = x - mean
+        return xp.reshape(mean, (-1,)), xp.mean(centered * centered, axis=axes)
+
     def labels_outside(self, labels: Array, n: int) -> bool:
         """Whether any integer label is < 0 or >= n (one device-to-host read)."""
         xp = self.xp
@@ -181,3 +305,22 @@ class Backend:
     def is_float(self, data: Array) -> bool:
         """Whether ``data`` has a real floating-point dtype."""
         return bool(self.xp.isdtype(data.dtype, "real floating"))
+
+
+def _reach(win: Window, height: int, width: int) -> tuple[int, int]:
+    """How many rows and columns the windows reach past the padded (height, width) input (ceil_mode's
+    last window may)."""
+    needed_h = (win.oh - 1) * win.sh + (win.kh - 1) * win.dh + 1
+    needed_w = (win.ow - 1) * win.sw + (win.kw - 1) * win.dw + 1
+    return max(0, needed_h - height - 2 * win.ph), max(0, needed_w - width - 2 * win.pw)
+
+
+def _window_counts(n_out: int, kernel: int, stride: int, pad: int, size: int, include_pad: bool) -> list[int]:
+    """Along one axis, how many positions each average-pooling window counts (PyTorch's rule): the
+    window clipped to the padded input, or to the input itself without ``include_pad``."""
+    counts = []
+    for i in range(n_out):
+        start = i * stride - pad
+        end = min(start + kernel, size + pad)
+        counts.append(end - start if include_pad else min(end, size) - max(start, 0))
+    return counts

@@ -9,6 +9,7 @@ import numpy as np
 from .activation_math import ACTIVATIONS
 from .array_types import Array, DType, Shape
 from .backend import Axis, Backend, DeviceIndex, SavedXent
+from .windows import Window
 
 
 class NumpyBackend(Backend):
@@ -112,6 +113,14 @@ class NumpyBackend(Backend):
 
     def onehot(self, labels: Array, n_classes: int, dtype: DType, like: Array) -> Array:
         return np.eye(n_classes, dtype=dtype)[labels]
+
+    def im2col(self, x: Array, win: Window, fill: float = 0.0) -> Array:
+        # a strided view of the padded input: no copy until the caller reshapes it
+        padded = self.pad2d(x, win.ph, win.pw, fill)
+        sn, sc, sh, sw = padded.strides
+        shape = (*x.shape[:2], win.kh, win.kw, win.oh, win.ow)
+        strides = (sn, sc, sh * win.dh, sw * win.dw, sh * win.sh, sw * win.sw)
+        return np.lib.stride_tricks.as_strided(padded, shape, strides, writeable=False)
 
     def to_numpy(self, data: np.ndarray) -> np.ndarray:
         return data

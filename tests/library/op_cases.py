@@ -7,6 +7,7 @@ tinytensor on the CPU for device-placement checks).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -515,6 +516,54 @@ CLASS_WEIGHT = [0.5, 2.0, 1.0, 0.25, 1.5]
 RUNNING_MEAN, RUNNING_VAR = [0.3, -0.2, 0.1], [0.5, 2.0, 1.5]
 
 
+def _torch_conv(T, fn, *args, **kwargs):
+    # PyTorch warns that an odd total "same" padding costs it a padded copy of the input
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "Using padding='same'", UserWarning)
+        return getattr(T.nn.functional, fn)(*args, **kwargs)
+
+
+def _conv_case(name, fn, kwargs, inputs):
+    """One convolution row: tinytensor's and PyTorch's ``nn.functional.<fn>`` with the same arguments."""
+    return OpCase(
+        f"{fn}[{name}]",
+        lambda t, *a, k=kwargs: getattr(F, fn)(*a, **k),
+        lambda T, *a, k=kwargs: _torch_conv(T, fn, *a, **k),
+        inputs,
+    )
+
+
+# convolution: stride, padding (numbers and strings), dilation, groups (depthwise too), odd sizes, batch 1
+CASES += [
+    _conv_case("plain", "conv2d", {}, [[f(2, 2, 5, 4), f(3, 2, 3, 2), f(3)]]),
+    _conv_case(
+        "stride-pad-dilation",
+        "conv2d",
+        dict(stride=(2, 1), padding=(1, 2), dilation=(1, 2)),
+        [[f(1, 2, 5, 5), f(2, 2, 2, 3), f(2)]],
+    ),
+    _conv_case("groups", "conv2d", dict(groups=2, padding=1), [[f(2, 4, 3, 3), f(4, 2, 2, 2)]]),
+    _conv_case("depthwise", "conv2d", dict(groups=3, stride=2), [[f(1, 3, 5, 5), f(6, 1, 3, 3), f(6)]]),
+    _conv_case("same", "conv2d", dict(padding="same", dilation=(2, 1)), [[f(1, 2, 5, 4), f(2, 2, 2, 2)]]),
+    _conv_case("valid", "conv2d", dict(padding="valid"), [[f(1, 1, 4, 3), f(2, 1, 3, 3), f(2)]]),
+    _conv_case("stride-groups", "conv1d", dict(stride=2, padding=1, groups=2), [[f(2, 4, 7), f(4, 2, 3), f(4)]]),
+    _conv_case("same-dilation", "conv1d", dict(padding="same", dilation=2), [[f(1, 2, 6), f(3, 2, 2)]]),
+    _conv_case(
+        "stride-output-padding",
+        "conv_transpose2d",
+        dict(stride=2, padding=1, output_padding=1, groups=2),
+        [[f(1, 4, 3, 2), f(4, 1, 3, 2), f(2)]],
+    ),
+    _conv_case("dilation", "conv_transpose2d", dict(stride=(1, 2), dilation=(2, 1)), [[f(2, 2, 2, 3), f(2, 3, 2, 2)]]),
+    _conv_case(
+        "windows", "unfold", dict(kernel_size=(2, 3), padding=1, stride=(2, 1), dilation=(1, 2)), [[f(1, 2, 4, 5)]]
+    ),
+    _conv_case(
+        "windows", "fold", dict(output_size=(4, 5), kernel_size=(2, 3), padding=1, stride=(2, 1)), [[f(2, 12, 15)]]
+    ),
+]
+
+
 def _const(t, like, values):
     return t.tensor(np.array(values), dtype=like.dtype, device=like.device)
 
@@ -617,6 +666,99 @@ CASES += [
         lambda T, x, y: T.nn.functional.huber_loss(x, y, delta=0.8, weight=_tconst(T, x, [CLASS_WEIGHT[:4]] * 3)),
         [[f(3, 4), f(3, 4)]],
     ),
+    # pooling, padding and resizing (ops/pooling.py, ops/resample.py): each op over its parameters
+    # (stride, padding, dilation, ceil_mode both ways, the divisors; uneven adaptive windows; the pad
+    # modes, negative pads; the resize modes, align_corners, scale_factor), odd sizes, batch 1, unbatched
+    *[
+        OpCase(
+            f"{fn}[{name}]",
+            lambda t, x, fn=fn, k=kwargs: getattr(F, fn)(x, **k),
+            lambda T, x, fn=fn, k=kwargs: getattr(T.nn.functional, fn)(x, **k),
+            [[f(*shape)] for shape in shapes],
+        )
+        for fn, name, kwargs, shapes in (
+            ("max_pool2d", "k2", dict(kernel_size=2), [(2, 2, 5, 6), (1, 2, 4, 4)]),
+            ("max_pool2d", "k3-s2-p1", dict(kernel_size=3, stride=2, padding=1), [(2, 2, 5, 5)]),
+            ("max_pool2d", "k2x3-s1x2-d2x1", dict(kernel_size=(2, 3), stride=(1, 2), dilation=(2, 1)), [(1, 2, 5, 7)]),
+            ("max_pool2d", "ceil", dict(kernel_size=3, stride=2, ceil_mode=True), [(2, 2, 6, 6)]),
+            (
+                "max_pool2d",
+                "ceil-p1-d2",
+                dict(kernel_size=3, stride=2, padding=1, dilation=2, ceil_mode=True),
+                [(1, 2, 6, 7)],
+            ),
+            ("max_pool2d", "unbatched", dict(kernel_size=2, stride=1), [(2, 4, 5)]),
+            ("max_pool1d", "k3-s2-p1", dict(kernel_size=3, stride=2, padding=1), [(2, 3, 7)]),
+            ("max_pool1d", "ceil-d2", dict(kernel_size=2, dilation=2, ceil_mode=True), [(2, 2, 8)]),
+            ("max_pool1d", "unbatched", dict(kernel_size=2), [(3, 7)]),
+            ("avg_pool2d", "k2", dict(kernel_size=2), [(2, 2, 5, 6), (1, 2, 4, 4)]),
+            ("avg_pool2d", "k3-s2-p1", dict(kernel_size=3, stride=2, padding=1), [(2, 2, 5, 5)]),
+            (
+                "avg_pool2d",
+                "k3-s2-p1-no-pad-count",
+                dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+                [(2, 2, 5, 5)],
+            ),
+            ("avg_pool2d", "ceil-p1", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True), [(1, 2, 6, 7)]),
+            (
+                "avg_pool2d",
+                "ceil-p1-no-pad-count",
+                dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                [(1, 2, 6, 7)],
+            ),
+            (
+                "avg_pool2d",
+                "divisor",
+                dict(kernel_size=(2, 3), stride=1, padding=(1, 0), divisor_override=4),
+                [(1, 2, 4, 5)],
+            ),
+            ("avg_pool2d", "unbatched", dict(kernel_size=(2, 3), stride=(1, 2)), [(2, 5, 5)]),
+            (
+                "avg_pool1d",
+                "ceil-p1-no-pad-count",
+                dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+                [(2, 2, 8)],
+            ),
+            ("avg_pool1d", "unbatched", dict(kernel_size=2), [(3, 7)]),
+            ("adaptive_avg_pool2d", "global", dict(output_size=1), [(2, 3, 4, 4)]),
+            ("adaptive_avg_pool2d", "uneven", dict(output_size=(3, 2)), [(1, 2, 5, 7), (2, 5, 7)]),
+            ("adaptive_avg_pool2d", "None-entry", dict(output_size=(None, 3)), [(2, 2, 4, 5)]),
+            ("adaptive_avg_pool2d", "larger", dict(output_size=(6, 5)), [(1, 2, 4, 3)]),
+            ("adaptive_avg_pool1d", "uneven", dict(output_size=3), [(2, 2, 7), (2, 8)]),
+            ("adaptive_max_pool2d", "even", dict(output_size=2), [(2, 2, 4, 6)]),
+            ("adaptive_max_pool2d", "uneven", dict(output_size=(3, 2)), [(1, 2, 5, 7), (2, 5, 7)]),
+            ("adaptive_max_pool2d", "None-entry-larger", dict(output_size=(None, 7)), [(1, 2, 3, 5)]),
+            ("adaptive_max_pool1d", "uneven", dict(output_size=3), [(2, 2, 7)]),
+            ("pad", "constant", dict(pad=(1, 2), value=0.5), [(2, 3, 4)]),
+            ("pad", "constant-negative", dict(pad=(-1, 2, 1, 0)), [(2, 2, 4, 5)]),
+            ("pad", "constant-3-axes", dict(pad=(1, 1, 0, 1, 1, 0)), [(2, 3, 3, 4)]),
+            ("pad", "reflect", dict(pad=(2, 1), mode="reflect"), [(2, 3, 4), (3, 5)]),
+            ("pad", "reflect-2-axes", dict(pad=(1, 2, 2, 1), mode="reflect"), [(1, 2, 4, 5), (2, 3, 4)]),
+            ("pad", "reflect-negative", dict(pad=(-1, 3), mode="reflect"), [(1, 2, 5)]),
+            ("pad", "replicate", dict(pad=(2, 0, 1, 3), mode="replicate"), [(1, 2, 3, 4)]),
+            ("pad", "replicate-unbatched", dict(pad=(3, 1), mode="replicate"), [(2, 5)]),
+            ("pad", "circular", dict(pad=(2, 1, 1, 2), mode="circular"), [(1, 2, 3, 4)]),
+            ("pad", "circular-negative", dict(pad=(1, -1), mode="circular"), [(2, 2, 5)]),
+            ("interpolate", "nearest-size", dict(size=(7, 9)), [(1, 2, 3, 4)]),
+            ("interpolate", "nearest-x2", dict(scale_factor=2), [(2, 2, 2, 3)]),
+            ("interpolate", "nearest-down", dict(scale_factor=0.6), [(1, 2, 5, 6)]),
+            ("interpolate", "nearest-1d", dict(size=7), [(2, 2, 4)]),
+            ("interpolate", "nearest-exact", dict(size=(5, 3), mode="nearest-exact"), [(1, 2, 3, 4)]),
+            ("interpolate", "bilinear", dict(scale_factor=2, mode="bilinear"), [(1, 2, 3, 4)]),
+            ("interpolate", "bilinear-align", dict(size=(5, 7), mode="bilinear", align_corners=True), [(1, 2, 3, 4)]),
+            (
+                "interpolate",
+                "bilinear-recompute",
+                dict(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+                [(2, 1, 3, 3)],
+            ),
+            ("interpolate", "bilinear-scales", dict(scale_factor=(0.6, 1.5), mode="bilinear"), [(1, 2, 5, 4)]),
+            ("interpolate", "linear-align", dict(size=8, mode="linear", align_corners=True), [(2, 2, 5)]),
+            ("interpolate", "linear-down", dict(scale_factor=0.5, mode="linear"), [(2, 2, 6)]),
+            ("interpolate", "trilinear", dict(size=(3, 4, 2), mode="trilinear"), [(1, 1, 2, 3, 3)]),
+            ("interpolate", "area", dict(size=(3, 2), mode="area"), [(1, 2, 5, 7)]),
+        )
+    ],
     # batch_norm: batch statistics (training, (N, C) and (N, C, L)), and running ones (evaluation)
     OpCase(
         "batch_norm[train]",
@@ -637,6 +779,25 @@ CASES += [
             x, _tconst(T, x, RUNNING_MEAN), _tconst(T, x, RUNNING_VAR), w, bias
         ),
         [[f(5, 3), f(3), f(3)], [f(2, 3, 4), f(3), f(3)]],
+    ),
+    # group_norm: groups of 2 channels, (N, C), (N, C, L), (N, C, H, W); one group; one value per group
+    OpCase(
+        "group_norm[affine]",
+        lambda t, x, w, bias: F.group_norm(x, 2, w, bias),
+        lambda T, x, w, bias: T.nn.functional.group_norm(x, 2, w, bias),
+        [[f(2, 4, 3), f(4), f(4)], [f(3, 4, 2, 3), f(4), f(4)], [f(5, 4), f(4), f(4)]],
+    ),
+    OpCase(
+        "group_norm[plain]",
+        lambda t, x: F.group_norm(x, 1, eps=1e-3),
+        lambda T, x: T.nn.functional.group_norm(x, 1, eps=1e-3),
+        [[f(2, 3, 4)]],
+    ),
+    OpCase(
+        "group_norm[one-per-group]",
+        lambda t, x, w, bias: F.group_norm(x, 3, w, bias),
+        lambda T, x, w, bias: T.nn.functional.group_norm(x, 3, w, bias),
+        [[f(2, 3), f(3), f(3)]],
     ),
 ]
 

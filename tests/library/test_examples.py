@@ -1,6 +1,6 @@
 """The examples, each run as a user would (CPU here; CUDA where a GPU exists): the digits example
 trains to at least 95% test accuracy; the DataLoader example reaches 90% and its saved checkpoint
-reloads into a fresh model that predicts the same."""
+reloads into a fresh model that predicts the same; the CNN example reaches 97%."""
 
 import os
 import re
@@ -12,6 +12,7 @@ import pytest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "train_digits.py"
 LOADER_EXAMPLE = EXAMPLE.with_name("train_digits_loader.py")
+CNN_EXAMPLE = EXAMPLE.with_name("train_digits_cnn.py")
 
 
 def _run(example: Path, *args: str) -> subprocess.CompletedProcess:
@@ -65,7 +66,24 @@ def test_loader_example_trains_saves_and_reloads_on_cuda(gpu, tmp_path):
     assert _train_with_loader(gpu, tmp_path / "ckpt") >= 0.9
 
 
-@pytest.mark.parametrize("example", [EXAMPLE, LOADER_EXAMPLE], ids=lambda p: p.name)
+def _train_cnn(device: str) -> float:
+    proc = _run(CNN_EXAMPLE, "--device", device)
+    assert f"device {device}" in proc.stdout, proc.stdout
+    assert "epoch  15/15 [##############################]" in proc.stdout  # the progress display
+    match = re.search(r"^test accuracy: ([0-9.]+)$", proc.stdout, re.M)
+    assert match, proc.stdout
+    return float(match.group(1))
+
+
+def test_cnn_example_reaches_97_percent_on_cpu():
+    assert _train_cnn("cpu") >= 0.97
+
+
+def test_cnn_example_reaches_97_percent_on_cuda(gpu):
+    assert _train_cnn(gpu) >= 0.97
+
+
+@pytest.mark.parametrize("example", [EXAMPLE, LOADER_EXAMPLE, CNN_EXAMPLE], ids=lambda p: p.name)
 def test_an_example_without_scikit_learn_names_it(example):
     """The examples' one need beyond tinytensor is said in one line, not as a traceback."""
     hide = "import runpy, sys; sys.modules['sklearn'] = None; sys.argv = [sys.argv[1]]; runpy.run_path(sys.argv[0], run_name='__main__')"

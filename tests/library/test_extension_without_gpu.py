@@ -70,6 +70,23 @@ def test_argument_errors_are_named_before_touching_a_device():
         ops.softmax_xent_forward(CudaArray((2, 3)), CudaArray((2,)), CudaArray((2,)), CudaArray((2, 3)), 0)
 
 
+def test_window_kernels_check_their_window_and_shapes_before_touching_a_device():
+    from tinytensor.windows import Window
+
+    ops = extension.ops
+    win = Window(3, 3, 1, 1, 1, 1, 1, 1, 4, 4)
+    with pytest.raises(TypeError, match=r"window: expected \(kh, kw, sh, sw, ph, pw, dh, dw, oh, ow\)"):
+        ops.im2col(CudaArray((1, 2, 4, 4)), CudaArray((1, 2, 3, 3, 4, 4)), (3, 3), 0.0, 0)
+    with pytest.raises(ValueError, match="stride and dilation >= 1"):
+        ops.im2col(CudaArray((1, 2, 4, 4)), CudaArray((1, 2, 3, 3, 4, 4)), win._replace(sh=0), 0.0, 0)
+    with pytest.raises(ValueError, match="cols"):
+        ops.im2col(CudaArray((1, 2, 4, 4)), CudaArray((1, 2, 3, 3, 4, 5)), win, 0.0, 0)
+    with pytest.raises(ValueError, match="divisor: must not be zero"):
+        ops.avg_pool2d_forward(CudaArray((1, 2, 4, 4)), CudaArray((1, 2, 4, 4)), win, True, 0, 0)
+    with pytest.raises(ValueError, match="average pooling has no dilation"):
+        ops.avg_pool2d_forward(CudaArray((1, 2, 4, 4)), CudaArray((1, 2, 4, 4)), win._replace(dh=2), True, None, 0)
+
+
 def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
     if cuda_status().device_count:
         pytest.skip(reason="a GPU is present: the no-device errors cannot be produced here")
@@ -83,6 +100,8 @@ def test_calls_that_need_a_device_raise_with_the_cuda_error_name():
         ops.bias_act_forward(CudaArray((2, 3)), CudaArray((3,)), CudaArray((2, 3)), "gelu", 0)
     with pytest.raises(RuntimeError, match=expected):
         ops.kernel_image(0)
+    with pytest.raises(RuntimeError, match=expected):
+        ops.im2col(CudaArray((1, 2, 4, 4)), CudaArray((1, 2, 3, 3, 4, 4)), (3, 3, 1, 1, 1, 1, 1, 1, 4, 4), 0.0, 0)
     assert ops.driver_version() == (cuda_status().driver_version or 0)
 
 

@@ -39,6 +39,7 @@ AGREE: dict[str, dict[str, float]] = {
     "linear_regression_param_data": {"weight": 0.05, "bias": 0.05},
     "logistic_regression": {"acc_logits": 0.05, "acc_sigmoid": 0.05, "weight_diff": 1e-3},
     "mlp_sgd_momentum_adam": {"sgd_acc": 0.08, "adam_acc": 0.08},
+    "mnist_main": {"lr": 1e-9, "n_test": 0},
     "poly_sin_manual_grad": {"b": 0.15, "d": 0.03},
     "quickstart_loop": {"accuracy": 0.08},
     "robust_losses": {"mse_err": 0.15, "huber_err": 0.1},

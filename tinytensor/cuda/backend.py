@@ -12,6 +12,7 @@ import numpy as np
 
 from ..array_types import Array, DType, Namespace, Shape
 from ..backend import Backend, DeviceIndex, SavedXent
+from ..windows import Window
 
 # A counter-based hash (splitmix64): random numbers without cuRAND at run time.
 _UNIFORM = (
@@ -45,8 +46,9 @@ class CupyBackend(Backend):
 
     With the compiled extension (``ext``, the ``cuda.extension`` bridge), float matmuls run in its cuBLAS
     on every GPU (CuPy's own cuBLAS is then never loaded: pytinytensor-cu12-libs provides one), and linear
-    layers and the softmax cross-entropy use its fused kernels on the GPUs where they load
-    (``fused``: the probe checked each GPU's architecture against the extension's fatbin).
+    layers, the softmax cross-entropy, convolution's im2col/col2im, pooling and batch-norm statistics
+    use its kernels on the GPUs where they load (``fused``: the probe checked each GPU's architecture
+    against the extension's fatbin).
     """
 
     name = "cupy"
@@ -175,6 +177,71 @@ class CupyBackend(Backend):
             return ext.softmax_xent_backward(saved[1], labels, scale)
         with self.device_scope(saved[0]):
             return super().softmax_xent_grad(saved, labels, scale)
+
+    # Convolution, pooling and batch-norm statistics: the extension's kernels on the GPUs where they
+    # load, else the reference bodies through CuPy, on the array's device.
+    def _kernels_on(self, x: Array) -> ModuleType | None:
+        """The extension bridge when its kernels load on ``x``'s GPU, else None."""
+        return self.ext if self.ext is not None and x.device.id in self.fused else None
+
+    def im2col(self, x: Array, win: Window, fill: float = 0.0) -> Array:
+        ext = self._kernels_on(x)
+        cols = ext.try_im2col(x, win, fill) if ext is not None else None
+        if cols is not None:
+            return cols
+        with self.device_scope(x):
+            return super().im2col(x, win, fill)
+
+    def col2im(self, cols: Array, win: Window, height: int, width: int) -> Array:
+        ext = self._kernels_on(cols)
+        out = ext.try_col2im(cols, win, height, width) if ext is not None else None
+        if out is not None:
+            return out
+        with self.device_scope(cols):
+            return super().col2im(cols, win, height, width)
+
+    def max_pool2d(self, x: Array, win: Window) -> tuple[Array, Array]:
+        ext = self._kernels_on(x)
+        pooled = ext.try_max_pool2d(x, win) if ext is not None else None
+        if pooled is not None:
+            return pooled[0], pooled[1]
+        with self.device_scope(x):
+            return super().max_pool2d(x, win)
+
+    def max_pool2d_grad(self, g: Array, argmax: Array, height: int, width: int) -> Array:
+        # argmax means the same whichever path made it, so either backward takes either forward's
+        ext = self._kernels_on(g)
+        out = ext.try_max_pool2d_grad(g, argmax, height, width) if ext is not None else None
+        if out is not None:
+            return out
+        with self.device_scope(g):
+            return super().max_pool2d_grad(g, argmax, height, width)
+
+    def avg_pool2d(self, x: Array, win: Window, count_include_pad: bool, divisor: int | None) -> Array:
+        ext = self._kernels_on(x)
+        out = ext.try_avg_pool2d(x, win, count_include_pad, divisor) if ext is not None else None
+        if out is not None:
+            return out
+        with self.device_scope(x):
+            return super().avg_pool2d(x, win, count_include_pad, divisor)
+
+    def avg_pool2d_grad(
+        self, g: Array, win: Window, height: int, width: int, count_include_pad: bool, divisor: int | None
+    ) -> Array:
+        ext = self._kernels_on(g)
+        out = ext.try_avg_pool2d_grad(g, win, height, width, count_include_pad, divisor) if ext is not None else None
+        if out is not None:
+            return out
+        with self.device_scope(g):
+            return super().avg_pool2d_grad(g, win, height, width, count_include_pad, divisor)
+
+    def batch_norm_stats(self, x: Array) -> tuple[Array, Array]:
+        ext = self._kernels_on(x)
+        stats = ext.try_batch_norm_stats(x) if ext is not None else None
+        if stats is not None:
+            return stats[0], stats[1]
+        with self.device_scope(x):
+            return super().batch_norm_stats(x)
 
     def to_numpy(self, data: Array) -> np.ndarray:
         host: np.ndarray = data.get()

@@ -20,6 +20,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from ..array_types import Array
+from ..windows import Window
 from . import install
 
 # A JSON object read from a file (the library distribution's manifest.json, a build record's entry):
@@ -356,6 +357,116 @@ def softmax_xent_backward(probs: Array, labels: Array, scale: Array) -> Array:
         labels = cupy.ascontiguousarray(labels, dtype=np.int64)
         ops.softmax_xent_backward(probs, labels, scale_rows, out, _stream(cupy))
     return out
+
+
+# Sliding windows (convolution, pooling) and channel statistics. Arrays the kernels read are made
+# C-contiguous first (a copy only when they are not); a window is passed as its 10 ints.
+_INT32_MAX = 2**31 - 1
+
+
+def _planes(x: Array) -> bool:
+    """Whether ``x`` is an (N, C, H, W) float32/float64 array, the kernels' input."""
+    return x.ndim == 4 and x.dtype in _FLOATS
+
+
+def try_im2col(x: Array, win: Window, fill: float = 0.0) -> Array | None:
+    """Every window of (N, C, H, W) ``x`` as a new (N, C, KH, KW, OH, OW) array, padding reading
+    ``fill``; None when the extension does not apply."""
+    if ops is None or not _planes(x):
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(x.device.id):
+        x = cupy.ascontiguousarray(x)
+        cols = cupy.empty((*x.shape[:2], win.kh, win.kw, win.oh, win.ow), x.dtype)
+        ops.im2col(x, cols, tuple(win), float(fill), _stream(cupy))
+    return cols
+
+
+def try_col2im(cols: Array, win: Window, height: int, width: int) -> Array | None:
+    """The adjoint of ``try_im2col``: (N, C, height, width), each position the sum of the
+    (N, C, KH, KW, OH, OW) ``cols`` entries that read it; None when the extension does not apply."""
+    if ops is None or cols.ndim != 6 or cols.dtype not in _FLOATS:
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(cols.device.id):
+        cols = cupy.ascontiguousarray(cols)
+        out = cupy.empty((*cols.shape[:2], height, width), cols.dtype)
+        ops.col2im(cols, out, tuple(win), _stream(cupy))
+    return out
+
+
+def try_max_pool2d(x: Array, win: Window) -> tuple[Array, Array] | None:
+    """(max, int64 argmax as h * W + w in the unpadded plane), each (N, C, OH, OW), of (N, C, H, W)
+    ``x``; None when the extension does not apply."""
+    if ops is None or not _planes(x):
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(x.device.id):
+        x = cupy.ascontiguousarray(x)
+        shape = (*x.shape[:2], win.oh, win.ow)
+        out, argmax = cupy.empty(shape, x.dtype), cupy.empty(shape, np.int64)
+        ops.max_pool2d_forward(x, out, argmax, tuple(win), _stream(cupy))
+    return out, argmax
+
+
+def try_max_pool2d_grad(g: Array, argmax: Array, height: int, width: int) -> Array | None:
+    """(N, C, height, width) zeros with ``g`` added at ``argmax`` (``try_max_pool2d``'s); None when
+    the extension does not apply."""
+    if ops is None or not _planes(g) or argmax.shape != g.shape:
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(g.device.id):
+        g = cupy.ascontiguousarray(g)
+        argmax = cupy.ascontiguousarray(argmax, dtype=np.int64)
+        out = cupy.empty((*g.shape[:2], height, width), g.dtype)  # zeroed by the call, on its stream
+        ops.max_pool2d_backward(g, argmax, out, _stream(cupy))
+    return out
+
+
+def _avg_applies(win: Window, divisor: int | None) -> bool:
+    # average pooling has no dilation; a zero divisor is the op's error to raise, not the kernel's
+    return win.dh == 1 and win.dw == 1 and divisor != 0
+
+
+def try_avg_pool2d(x: Array, win: Window, count_include_pad: bool, divisor: int | None) -> Array | None:
+    """Each window's mean of (N, C, H, W) ``x``, by PyTorch's divisor rule, as (N, C, OH, OW); None
+    when the extension does not apply."""
+    if ops is None or not _planes(x) or not _avg_applies(win, divisor):
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(x.device.id):
+        x = cupy.ascontiguousarray(x)
+        out = cupy.empty((*x.shape[:2], win.oh, win.ow), x.dtype)
+        ops.avg_pool2d_forward(x, out, tuple(win), bool(count_include_pad), divisor, _stream(cupy))
+    return out
+
+
+def try_avg_pool2d_grad(
+    g: Array, win: Window, height: int, width: int, count_include_pad: bool, divisor: int | None
+) -> Array | None:
+    """The gradient of ``try_avg_pool2d`` for the (N, C, OH, OW) ``g``: (N, C, height, width); None
+    when the extension does not apply."""
+    if ops is None or not _planes(g) or not _avg_applies(win, divisor):
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(g.device.id):
+        g = cupy.ascontiguousarray(g)
+        out = cupy.empty((*g.shape[:2], height, width), g.dtype)
+        ops.avg_pool2d_backward(g, out, tuple(win), bool(count_include_pad), divisor, _stream(cupy))
+    return out
+
+
+def try_batch_norm_stats(x: Array) -> tuple[Array, Array] | None:
+    """(mean, biased variance) of each channel of (N, C, ...) ``x``, each (C,) of x's dtype, summed in
+    double; None when the extension does not apply (an empty ``x`` included: CuPy's NaN rules then)."""
+    if ops is None or x.ndim < 2 or x.dtype not in _FLOATS or x.size == 0 or x.shape[1] > _INT32_MAX:
+        return None
+    cupy = _cupy()
+    with cupy.cuda.Device(x.device.id):
+        x = cupy.ascontiguousarray(x)
+        mean, var = cupy.empty((x.shape[1],), x.dtype), cupy.empty((x.shape[1],), x.dtype)
+        ops.batch_norm_stats(x, mean, var, _stream(cupy))
+    return mean, var
 
 
 def load_kernels(device: int) -> tuple[tuple[int, ...] | None, str | None]:

@@ -1,16 +1,19 @@
-"""Layers and losses: ``Module``, ``Linear``, ``Sequential``, ... and ``nn.functional``.
+"""Layers and losses: ``Module``, ``Linear``, ``Sequential``, ``Conv2d``, ... and ``nn.functional``.
 
 1.x's module paths are kept: ``nn.modules`` (Module, Sequential), ``nn.linear``, ``nn.losses``,
-``nn.activations``; 1.x's ``LeReLU`` and ``Sigmod`` resolve with a DeprecationWarning.
+``nn.activations``, ``nn.conv``, ``nn.pooling``, ``nn.batchnorm``, ``nn.residual``, ``nn.flatten``;
+1.x's ``LeReLU`` and ``Sigmod`` resolve with a DeprecationWarning.
 """
 
 from __future__ import annotations
 
 from ..parameter import Parameter
-from . import activations, functional, init, linear, losses, modules, utils
+from . import activations, batchnorm, conv, flatten, functional, init, linear, losses, modules, pooling, residual, utils
 from .activations import GELU, Identity, LeakyReLU, LogSoftmax, ReLU, Sigmoid, Softmax, Tanh
 from .base import Module, ModuleList
+from .blocks import ResidualBlock
 from .containers import ModuleDict, ParameterDict, ParameterList
+from .conv import Conv1d, Conv2d, ConvTranspose2d, LazyConv2d
 from .functional import (
     batch_norm,
     binary_cross_entropy,
@@ -22,7 +25,7 @@ from .functional import (
     nll_loss,
     smooth_l1_loss,
 )
-from .layers import Dropout, Embedding, Flatten, LayerNorm, Linear, Sequential
+from .layers import Dropout, Dropout2d, Embedding, Flatten, LayerNorm, Linear, Sequential, Unflatten
 from .legacy_state import convert_state as convert_1x_state
 from .losses import (
     BCELoss,
@@ -34,7 +37,17 @@ from .losses import (
     NLLLoss,
     SmoothL1Loss,
 )
-from .normalization import BatchNorm1d
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm
+from .pooling import (
+    AdaptiveAvgPool2d,
+    AdaptiveMaxPool2d,
+    AvgPool2d,
+    GlobalAvgPool2d,
+    MaxPool1d,
+    MaxPool2d,
+    Upsample,
+    ZeroPad2d,
+)
 
 
 def __getattr__(name: str) -> type[Module]:
@@ -52,6 +65,11 @@ __all__ = [
     "linear",
     "losses",
     "modules",
+    "conv",
+    "pooling",
+    "batchnorm",
+    "residual",
+    "flatten",
     "Module",
     "ModuleList",
     "ModuleDict",
@@ -62,6 +80,7 @@ __all__ = [
     "Linear",
     "Sequential",
     "Flatten",
+    "Unflatten",
     "Identity",
     "ReLU",
     "LeakyReLU",
@@ -71,9 +90,25 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "Dropout",
+    "Dropout2d",
     "Embedding",
     "LayerNorm",
     "BatchNorm1d",
+    "BatchNorm2d",
+    "GroupNorm",
+    "Conv1d",
+    "Conv2d",
+    "ConvTranspose2d",
+    "LazyConv2d",
+    "MaxPool1d",
+    "MaxPool2d",
+    "AvgPool2d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveMaxPool2d",
+    "GlobalAvgPool2d",
+    "Upsample",
+    "ZeroPad2d",
+    "ResidualBlock",
     "MSELoss",
     "L1Loss",
     "CrossEntropyLoss",

@@ -1,4 +1,5 @@
-"""Layers: Linear, Flatten, Dropout, Embedding, LayerNorm, Sequential (activations: ``activations.py``)."""
+"""Layers: Linear, Flatten, Unflatten, Dropout, Dropout2d, Embedding, LayerNorm, Sequential (activations:
+``activations.py``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from .. import creation
 from ..activation_math import check_activation
 from ..argcheck import int_at_least, is_real
 from ..array_types import Array, DType
-from ..ops import nn_ops, shape
+from ..errors import ShapeError
+from ..ops import nn_ops, resample, shape
 from ..parameter import Parameter
 from ..tensor import Tensor
 from .activations import Activation
@@ -142,6 +144,97 @@ class Dropout(Module):
         return f"p={self.p}"
 
 
+class Dropout2d(Module):
+    """In training mode, zero each whole channel (an (H, W) plane of (N, C, H, W) input) with
+    probability ``p`` and scale the others by ``1 / (1 - p)``; in eval mode, pass the input
+    through, as PyTorch's (``nn.functional.dropout2d``: a 3-D input is read as (N, C, L), with
+    PyTorch's warning). A new random mask each call, from tinytensor's random stream.
+
+    Parameters
+    ----------
+    p : float
+        The probability of zeroing a channel, in [0, 1] (default 0.5).
+    inplace : bool
+        True: write the result into the input (refused while the input requires grad and
+        gradients are recorded, as tinytensor's in-place ops).
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> drop = tt.nn.Dropout2d(0.5).eval()
+    >>> drop(tt.ones(2, 3, 4, 4)).sum().item()
+    96.0
+    """
+
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
+        super().__init__()
+        if not is_real(p) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout2d(): dropout probability has to be between 0 and 1, but got {p!r}")
+        self.p, self.inplace = p, inplace
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x`` with whole channels dropped in training mode, ``x`` itself in eval mode."""
+        return resample.dropout2d(x, self.p, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        """``p=..., inplace=...``, as PyTorch's."""
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Unflatten(Module):
+    """Split axis ``dim`` into the axes ``unflattened_size`` (the inverse of ``Flatten``), as
+    PyTorch's: (N, 12) with ``Unflatten(1, (3, 4))`` becomes (N, 3, 4).
+
+    Parameters
+    ----------
+    dim : int
+        The axis to split (negative counts from the end).
+    unflattened_size : tuple or list of ints
+        The new axes' sizes, whose product is the size of axis ``dim``; one may be -1 (inferred).
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> tt.nn.Unflatten(1, (2, 3))(tt.zeros(4, 6, 5)).shape
+    (4, 2, 3, 5)
+    """
+
+    def __init__(self, dim: int, unflattened_size: Sequence[int]) -> None:
+        super().__init__()
+        if isinstance(dim, bool) or not isinstance(dim, (int, np.integer)):
+            raise TypeError(f"Unflatten(): dim must be an int, got {type(dim).__name__}")
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError(
+                f"Unflatten(): unflattened_size must be a tuple of ints, but found type {type(unflattened_size).__name__}"
+            )
+        for pos, size in enumerate(unflattened_size):
+            if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+                raise TypeError(
+                    f"Unflatten(): unflattened_size must be tuple of ints, but found element of type "
+                    f"{type(size).__name__} at pos {pos}"
+                )
+        self.dim, self.unflattened_size = int(dim), unflattened_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x`` with axis ``dim`` split into ``unflattened_size`` (a view when possible)."""
+        dims = x.shape
+        if not -len(dims) <= self.dim < len(dims):
+            raise IndexError(f"Unflatten: dim {self.dim} is out of range for a tensor of {len(dims)} dimensions")
+        axis = self.dim % len(dims)
+        sizes = [int(n) for n in self.unflattened_size]
+        known = math.prod(n for n in sizes if n != -1)
+        if sizes.count(-1) > 1 or (-1 not in sizes and known != dims[axis]) or (known and dims[axis] % known):
+            raise ShapeError(
+                f"unflatten: Provided sizes {sizes} don't multiply up to the size of dim {self.dim} ({dims[axis]}) "
+                "in the input tensor"
+            )
+        return shape.reshape(x, (*dims[:axis], *sizes, *dims[axis + 1 :]))
+
+    def extra_repr(self) -> str:
+        """``dim=..., unflattened_size=...``."""
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
 class Embedding(Module):
     """A lookup table: row ``i`` of ``weight`` (num_embeddings, embedding_dim) for each index ``i``.
 
@@ -268,7 +361,9 @@ class Sequential(ModuleList):
 __all__ = [
     "Linear",
     "Flatten",
+    "Unflatten",
     "Dropout",
+    "Dropout2d",
     "Embedding",
     "LayerNorm",
     "Sequential",

@@ -1,4 +1,11 @@
-"""Batch normalization layers: ``BatchNorm1d`` (``LayerNorm`` is in ``layers.py``)."""
+"""Normalization layers: ``BatchNorm1d`` and ``BatchNorm2d`` (one base, ``_BatchNorm``), ``GroupNorm``
+(``LayerNorm`` is in ``layers.py``).
+
+pytinytensor 1.x's ``BatchNorm2d`` named its parameters ``gamma`` and ``beta``, of shape (1, C, 1, 1),
+and kept its running statistics out of its state dict: a 1.x checkpoint loads its gamma and beta as
+``weight`` and ``bias`` (C,), and the layer keeps the running statistics it has (those of a new layer:
+mean 0, variance 1, until it trains), as 1.x's own ``load`` did (``nn.legacy_state``).
+"""
 
 from __future__ import annotations
 
@@ -6,7 +13,7 @@ import numpy as np
 
 from .. import creation
 from ..argcheck import is_real
-from ..array_types import DType
+from ..array_types import Array, DType
 from ..autograd import no_grad
 from ..ops import normalization
 from ..parameter import Parameter
@@ -15,34 +22,13 @@ from .base import Module
 from .layers import size_arg
 
 
-class BatchNorm1d(Module):
-    """Batch normalization over the channels of (N, C) or (N, C, L) input, as PyTorch's.
+class _BatchNorm(Module):
+    """What ``BatchNorm1d`` and ``BatchNorm2d`` share (their docstrings say what they do); each
+    says which inputs it takes (``_check_input_dim``)."""
 
-    In training mode it normalizes each channel with the batch's mean and (biased) variance and
-    updates ``running_mean`` and ``running_var`` (with the unbiased variance, as PyTorch),
-    counting batches in ``num_batches_tracked``; in eval mode it normalizes with the running
-    statistics. The running statistics and the count are buffers: saved in the state dict and
-    moved by ``to()``.
-
-    Parameters
-    ----------
-    num_features : int
-        C, the number of channels.
-    eps : float
-        Added to the variance, > 0 (default 1e-5).
-    momentum : float or None
-        The weight of each new batch in the running statistics (default 0.1); None: their
-        cumulative average over the batches so far.
-    affine : bool
-        True (default): a learned ``weight`` (ones) and ``bias`` (zeros) of shape (C,).
-    track_running_stats : bool
-        False: no running statistics (the buffers are None); the batch's statistics are used in
-        both modes.
-    device, dtype
-        Where and in which floating dtype the parameters and running statistics are made.
-    bias : bool
-        False: no ``bias`` even with ``affine`` (keyword-only).
-    """
+    # state that pytinytensor 1.x did not save: a 1.x checkpoint without it keeps the layer's own
+    # (nn.legacy_state reads this)
+    _1X_UNSAVED = ("running_mean", "running_var", "num_batches_tracked")
 
     # annotations only (Module.__setattr__ registers the values): running statistics are None
     # without track_running_stats, weight and bias without affine
@@ -70,11 +56,12 @@ class BatchNorm1d(Module):
         bias: bool = True,
     ) -> None:
         super().__init__()
-        num_features = size_arg("BatchNorm1d", "num_features", num_features)
+        name = type(self).__name__
+        num_features = size_arg(name, "num_features", num_features)
         if not is_real(eps) or not eps > 0:
-            raise ValueError(f"BatchNorm1d(): eps must be a positive number, got {eps!r}")
+            raise ValueError(f"{name}(): eps must be a positive number, got {eps!r}")
         if momentum is not None and not is_real(momentum):
-            raise TypeError(f"BatchNorm1d(): momentum must be a number or None, got {type(momentum).__name__}")
+            raise TypeError(f"{name}(): momentum must be a number or None, got {type(momentum).__name__}")
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         self.weight = Parameter(creation.ones(num_features, dtype=dtype, device=device)) if affine else None
@@ -106,8 +93,7 @@ class BatchNorm1d(Module):
     def forward(self, x: Tensor) -> Tensor:
         """``x`` normalized per channel (axis 1), scaled and shifted; in training mode, the
         running statistics are updated too."""
-        if x.ndim not in (2, 3):
-            raise ValueError(f"BatchNorm1d: expected 2D or 3D input (got {x.ndim}D input)")
+        self._check_input_dim(x)
         factor = 0.0 if self.momentum is None else self.momentum
         tracked = self.num_batches_tracked
         if self.training and self.track_running_stats and tracked is not None:
@@ -128,6 +114,15 @@ class BatchNorm1d(Module):
             self.eps,
         )
 
+    def _check_input_dim(self, x: Tensor) -> None:
+        raise NotImplementedError(f"{type(self).__name__} does not say which inputs it takes")
+
+    def _from_1x(self, name: str, array: Array) -> tuple[str, Array]:
+        # 1.x's BatchNorm2d: gamma and beta of shape (1, C, 1, 1)
+        if name in ("gamma", "beta"):
+            return {"gamma": "weight", "beta": "bias"}[name], array.reshape(-1)
+        return name, array
+
     def extra_repr(self) -> str:
         """The constructor's settings, as PyTorch's repr shows them."""
         return (
@@ -136,4 +131,150 @@ class BatchNorm1d(Module):
         )
 
 
-__all__ = ["BatchNorm1d"]
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization over the channels of (N, C) or (N, C, L) input, as PyTorch's.
+
+    In training mode it normalizes each channel with the batch's mean and (biased) variance and
+    updates ``running_mean`` and ``running_var`` (with the unbiased variance, as PyTorch),
+    counting batches in ``num_batches_tracked``; in eval mode it normalizes with the running
+    statistics. The running statistics and the count are buffers: saved in the state dict and
+    moved by ``to()``.
+
+    Parameters
+    ----------
+    num_features : int
+        C, the number of channels.
+    eps : float
+        Added to the variance, > 0 (default 1e-5).
+    momentum : float or None
+        The weight of each new batch in the running statistics (default 0.1); None: their
+        cumulative average over the batches so far.
+    affine : bool
+        True (default): a learned ``weight`` (ones) and ``bias`` (zeros) of shape (C,).
+    track_running_stats : bool
+        False: no running statistics (the buffers are None); the batch's statistics are used in
+        both modes.
+    device, dtype
+        Where and in which floating dtype the parameters and running statistics are made.
+    bias : bool
+        False: no ``bias`` even with ``affine`` (keyword-only).
+    """
+
+    def _check_input_dim(self, x: Tensor) -> None:
+        if x.ndim not in (2, 3):
+            raise ValueError(f"BatchNorm1d: expected 2D or 3D input (got {x.ndim}D input)")
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization over the channels of (N, C, H, W) input, as PyTorch's.
+
+    The arguments, the running statistics and the modes are ``BatchNorm1d``'s; each channel's
+    statistics are taken over the batch and every position.
+
+    Parameters
+    ----------
+    num_features : int
+        C, the number of channels.
+    eps : float
+        Added to the variance, > 0 (default 1e-5).
+    momentum : float or None
+        The weight of each new batch in the running statistics (default 0.1); None: their
+        cumulative average over the batches so far.
+    affine : bool
+        True (default): a learned ``weight`` (ones) and ``bias`` (zeros) of shape (C,).
+    track_running_stats : bool
+        False: no running statistics; the batch's statistics are used in both modes.
+    device, dtype
+        Where and in which floating dtype the parameters and running statistics are made.
+    bias : bool
+        False: no ``bias`` even with ``affine`` (keyword-only).
+
+    Notes
+    -----
+    A pytinytensor 1.x checkpoint holds ``gamma`` and ``beta`` (1, C, 1, 1) and no running
+    statistics: it loads as ``weight`` and ``bias``, and the layer keeps its own running
+    statistics, as 1.x did.
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> bn = tt.nn.BatchNorm2d(3)
+    >>> bn(tt.randn(2, 3, 4, 4)).shape
+    (2, 3, 4, 4)
+    >>> bn.running_mean.shape, int(bn.num_batches_tracked.item())
+    ((3,), 1)
+    """
+
+    def _check_input_dim(self, x: Tensor) -> None:
+        if x.ndim != 4:
+            raise ValueError(f"BatchNorm2d: expected 4D input (got {x.ndim}D input)")
+
+
+class GroupNorm(Module):
+    """Group normalization, as PyTorch's: each sample's channels are split into ``num_groups``
+    groups of consecutive channels, each normalized with its own mean and variance (over its
+    channels and every position), then scaled and shifted per channel. The same in training and
+    eval mode (no running statistics).
+
+    Parameters
+    ----------
+    num_groups : int
+        The number of groups; ``num_channels`` must be divisible by it.
+    num_channels : int
+        C, the number of channels of the (N, C, *) input.
+    eps : float
+        Added to the variance, > 0 (default 1e-5).
+    affine : bool
+        True (default): a learned ``weight`` (ones) and ``bias`` (zeros) of shape (C,).
+    device, dtype
+        Where and in which floating dtype the parameters are made.
+    bias : bool
+        False: no ``bias`` even with ``affine`` (keyword-only).
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> tt.nn.GroupNorm(2, 4)(tt.randn(3, 4, 5, 5)).shape
+    (3, 4, 5, 5)
+    """
+
+    weight: Parameter | None
+    bias: Parameter | None
+
+    def __init__(
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: str | None = None,
+        dtype: DType | str | None = None,
+        *,
+        bias: bool = True,
+    ) -> None:
+        super().__init__()
+        num_groups = size_arg("GroupNorm", "num_groups", num_groups)
+        num_channels = size_arg("GroupNorm", "num_channels", num_channels)
+        if num_groups == 0 or num_channels % num_groups:
+            raise ValueError(
+                f"GroupNorm(): num_channels ({num_channels}) must be divisible by num_groups ({num_groups})"
+            )
+        if not is_real(eps) or not eps > 0:
+            raise ValueError(f"GroupNorm(): eps must be a positive number, got {eps!r}")
+        self.num_groups, self.num_channels, self.eps, self.affine = num_groups, num_channels, eps, affine
+        self.weight = Parameter(creation.ones(num_channels, dtype=dtype, device=device)) if affine else None
+        self.bias = Parameter(creation.zeros(num_channels, dtype=dtype, device=device)) if affine and bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        """``x`` normalized per sample and group, scaled and shifted per channel."""
+        return normalization.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        """``num_groups, num_channels, eps=..., affine=..., bias=...``, as PyTorch's repr."""
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
+
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm"]

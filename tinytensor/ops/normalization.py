@@ -1,4 +1,5 @@
-"""Batch normalization (``F.batch_norm``), with its fused gradient and the running-statistics update.
+"""Batch normalization (``F.batch_norm``), with its fused gradient and the running-statistics update;
+group normalization (``F.group_norm``), which runs the same fused code on each sample's channel groups.
 
 Layer normalization, which normalizes each sample rather than each channel, is ``nn_ops.layer_norm``.
 """
@@ -8,13 +9,15 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..argcheck import is_integral, is_real
 from ..array_types import Array
 from ..autograd import GRAD_ENABLED, no_grad
 from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
-from .arith import combine_error
+from .arith import add, combine_error, mul, sub
+from .shape import reshape
 
 
 def _channel_arg(name: str, value: Tensor | None, x: Array, channels: int) -> Array | None:
@@ -114,9 +117,9 @@ def batch_norm(
     column = (1, channels) + (1,) * (x.ndim - 2)  # a per-channel array broadcast against x
     use_batch = training and count > 0  # an empty batch has no statistics (and changes none)
     if use_batch:
-        mean = xp.mean(x, axis=axes, keepdims=True)
+        mean, var = backend_of(x).batch_norm_stats(x)
+        mean, var = xp.reshape(mean, column), xp.reshape(var, column)
         centered = x - mean
-        var = xp.mean(centered * centered, axis=axes, keepdims=True)
         rstd = 1.0 / xp.sqrt(var + eps)
         _update_running(running_mean, mean, momentum)
         _update_running(running_var, var * (count / (count - 1)), momentum)
@@ -163,3 +166,84 @@ def _update_running(stat: Tensor | None, batch: Array, momentum: float) -> None:
     new = (1.0 - momentum) * current + momentum * xp.reshape(batch, current.shape)
     with no_grad():
         stat.copy_(wrap(new))
+
+
+def group_norm(
+    input: Tensor,  # noqa: A002 - PyTorch's argument name
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
+    """Normalize each sample's channels in ``num_groups`` groups, then scale by ``weight`` and shift by ``bias``.
+
+    The C channels of an (N, C, ...) input are split into ``num_groups`` groups of consecutive
+    channels; each group of each sample is normalized with its own mean and (biased) variance, over
+    its channels and every position, as PyTorch's ``group_norm``.
+
+    Parameters
+    ----------
+    input : Tensor
+        Floating point, of shape (N, C, *), C divisible by ``num_groups``.
+    num_groups : int
+        The number of groups.
+    weight, bias : Tensor, optional
+        Per-channel scale and shift, of shape (C,).
+    eps : float, default 1e-5
+        Added to the variance.
+
+    Returns
+    -------
+    Tensor
+        Of the input's shape.
+
+    Raises
+    ------
+    ShapeError
+        An input of fewer than 2 dimensions, C not divisible by ``num_groups``, or ``weight`` or
+        ``bias`` not of shape (C,).
+
+    Examples
+    --------
+    >>> import tinytensor as tt
+    >>> x = tt.tensor([[[1.0, 3.0], [5.0, 7.0]]])  # (N=1, C=2, L=2)
+    >>> tt.nn.functional.group_norm(x, 1).numpy().round(3)
+    array([[[-1.342, -0.447],
+            [ 0.447,  1.342]]], dtype=float32)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"group_norm(): input must be a Tensor, got {type(input).__name__}")
+    shape = input.shape
+    if len(shape) < 2:
+        raise ShapeError(f"group_norm(): expected at least 2 dimensions for input tensor but received {len(shape)}")
+    if not is_integral(num_groups) or num_groups <= 0:
+        raise ValueError(f"group_norm(): num_groups must be a positive integer, got {num_groups!r}")
+    if not is_real(eps):
+        raise TypeError(f"group_norm(): eps must be a number, got {type(eps).__name__}")
+    groups, channels = int(num_groups), shape[1]
+    if channels % groups:
+        raise ShapeError(
+            "group_norm(): expected number of channels in input to be divisible by num_groups, but got input of "
+            f"shape {list(shape)} and num_groups={groups}"
+        )
+    affine: tuple[tuple[str, object], ...] = (("weight", weight), ("bias", bias))  # object: checked at run time
+    for name, value in affine:
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"group_norm(): {name} must be a Tensor or None, got {type(value).__name__}")
+        if isinstance(value, Tensor) and value.shape != (channels,):
+            raise ShapeError(
+                f"group_norm(): expected {name} to be a vector of size equal to the number of channels in input, "
+                f"but got {name} of shape {list(value.shape)} and input of shape {list(shape)}"
+            )
+    per_group = math.prod(shape[1:]) // groups
+    # each (sample, group) is one "channel" of batch_norm's training-mode statistics
+    flat = reshape(input, (1, shape[0] * groups, per_group))
+    # one value per group: the variance is 0 and the normalized value 0 (batch_norm refuses it)
+    normalized = sub(flat, flat) if per_group == 1 else batch_norm(flat, None, None, training=True, eps=eps)
+    out = reshape(normalized, shape)
+    column = (1, channels) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        out = mul(out, reshape(weight, column))
+    if bias is not None:
+        out = add(out, reshape(bias, column))
+    return out

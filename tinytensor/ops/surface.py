@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 from ..tensor import Tensor, accepts_arrays
 from . import (
     arith,
+    conv,
     cumulative,
     elementwise,
     indexing,
@@ -26,8 +27,10 @@ from . import (
     nn_ops,
     normalization,
     pointwise_losses,
+    pooling,
     queries,
     reduce,
+    resample,
     shape,
     sorting,
     split_repeat,
@@ -195,6 +198,28 @@ OPS: tuple[Op, ...] = (
     Op("linear", nn_ops.linear, functional=True, converts_first=False),
     *_no_grad(Op("one_hot", indexing.one_hot, functional=True, converts_first=False)),
     Op("batch_norm", normalization.batch_norm, functional=True),
+    Op("group_norm", normalization.group_norm, functional=True),
+    *(
+        Op(fn.__name__, fn, functional=True, converts_first=False)
+        for fn in (conv.conv1d, conv.conv2d, conv.conv_transpose2d, conv.unfold, conv.fold)
+    ),
+    # pooling, padding, resizing, channel dropout (the max pools' return_indices form returns a tuple)
+    *(
+        Op(fn.__name__, fn, functional=True)
+        for fn in (
+            pooling.max_pool1d,
+            pooling.max_pool2d,
+            pooling.avg_pool1d,
+            pooling.avg_pool2d,
+            pooling.adaptive_avg_pool1d,
+            pooling.adaptive_avg_pool2d,
+            pooling.adaptive_max_pool1d,
+            pooling.adaptive_max_pool2d,
+            resample.pad,
+            resample.interpolate,
+            resample.dropout2d,
+        )
+    ),
     *(
         Op(fn.__name__, fn, functional=True)
         for fn in (

@@ -19,6 +19,13 @@ LAUNCHES = frozenset(
         "bias_act_backward",
         "softmax_xent_forward",
         "softmax_xent_backward",
+        "im2col",
+        "col2im",
+        "max_pool2d_forward",
+        "max_pool2d_backward",
+        "avg_pool2d_forward",
+        "avg_pool2d_backward",
+        "batch_norm_stats",
     }
 )
 
