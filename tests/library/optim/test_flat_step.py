@@ -9,13 +9,14 @@ and optimizer state must come out identical.
 from __future__ import annotations
 
 import copy
+import pickle
 
 import numpy as np
 import pytest
 
 import tinytensor as tt
 from tinytensor import nn, optim
-from tinytensor.optim import adam, flat, sgd
+from tinytensor.optim import adadelta, adam, flat, sgd
 
 CONFIGS = [
     ("SGD", dict(lr=0.1)),
@@ -25,6 +26,8 @@ CONFIGS = [
     ("Adam", dict(lr=0.01)),
     ("Adam", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.05)),
     ("AdamW", dict(lr=0.02, weight_decay=0.3, eps=1e-6)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
 ]
 IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CONFIGS)]
 
@@ -71,7 +74,7 @@ FLAT_STEPS: list = []  # one entry per flat update run, while _both counts them
 def _both(monkeypatch, scenario):
     """``scenario()``'s result with the flat step and with the per-parameter path only."""
     with monkeypatch.context() as m:
-        for module, name in ((sgd, "sgd_flat"), (adam, "adam_flat")):
+        for module, name in ((sgd, "sgd_flat"), (adam, "adam_flat"), (adadelta, "adadelta_flat")):
             original = getattr(module, name)
             m.setattr(module, name, lambda *args, _f=original: FLAT_STEPS.append(1) or _f(*args))
         flat_result = scenario()
@@ -172,7 +175,7 @@ def _load_optimizer_state(step, model, opt):
 def _edit_state(step, model, opt):
     if step == 2:
         state = opt.state[id(model[2].weight)]
-        key = "momentum_buffer" if "momentum_buffer" in state else "exp_avg"
+        key = next(k for k in ("momentum_buffer", "exp_avg", "square_avg") if k in state)
         state[key] = np.zeros_like(state[key])  # a new array, not the flat view
 
 
@@ -188,7 +191,9 @@ SCENARIOS = {
 
 
 @pytest.mark.parametrize("between", SCENARIOS.values(), ids=SCENARIOS.keys())
-@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[2], CONFIGS[5], CONFIGS[6]], ids=IDS[1:3] + IDS[5:7])
+@pytest.mark.parametrize(
+    "name,kwargs", [CONFIGS[1], CONFIGS[2], CONFIGS[5], CONFIGS[6], CONFIGS[8]], ids=IDS[1:3] + IDS[5:7] + IDS[8:9]
+)
 def test_changes_between_steps_are_honoured(monkeypatch, name, kwargs, between):
     def scenario():
         model = _model()
@@ -200,12 +205,12 @@ def test_changes_between_steps_are_honoured(monkeypatch, name, kwargs, between):
     _assert_same(got, expected)
     # the last step was a flat one again, after the change (the per-parameter run takes none);
     # except for Adam once a parameter missed a step: its step count lags the others' for good,
-    # and Adam's bias correction is per parameter
-    assert got[3] == (name == "SGD" or between not in (_late_grad, _drop_a_grad))
+    # and Adam's bias correction is per parameter (Adadelta's update does not read its count)
+    assert got[3] == (name in ("SGD", "Adadelta") or between not in (_late_grad, _drop_a_grad))
     assert not expected[3]
 
 
-@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[5]], ids=[IDS[1], IDS[5]])
+@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[5], CONFIGS[8]], ids=[IDS[1], IDS[5], IDS[8]])
 def test_module_to_another_dtype_between_steps(monkeypatch, name, kwargs):
     def scenario():
         model = _model()
@@ -220,7 +225,7 @@ def test_module_to_another_dtype_between_steps(monkeypatch, name, kwargs):
     assert all(p.dtype == np.float64 for p in _model().to(np.float64).parameters())
 
 
-@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[5]], ids=[IDS[1], IDS[5]])
+@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[5], CONFIGS[8]], ids=[IDS[1], IDS[5], IDS[8]])
 def test_param_group_added_after_steps(monkeypatch, name, kwargs):
     def scenario():
         model, extra = _model(), _model(seed=4)
@@ -238,7 +243,7 @@ def test_param_group_added_after_steps(monkeypatch, name, kwargs):
     _assert_same(*_both(monkeypatch, scenario))
 
 
-@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[5]], ids=[IDS[1], IDS[5]])
+@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[5], CONFIGS[8]], ids=[IDS[1], IDS[5], IDS[8]])
 def test_a_group_of_two_dtypes(monkeypatch, name, kwargs):
     def scenario():
         single, double = _model(), _model(np.float64, seed=2)
@@ -254,10 +259,11 @@ def test_a_group_of_two_dtypes(monkeypatch, name, kwargs):
     _assert_same(*_both(monkeypatch, scenario))
 
 
-def test_a_copy_of_the_optimizer_steps_its_own_parameters(monkeypatch):
+@pytest.mark.parametrize("name,kwargs", [CONFIGS[1], CONFIGS[8]], ids=[IDS[1], IDS[8]])
+def test_a_copy_of_the_optimizer_steps_its_own_parameters(monkeypatch, name, kwargs):
     def scenario():
         model = _model()
-        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        opt = getattr(optim, name)(model.parameters(), **kwargs)
         _train(model, opt, steps=2)
         twin = copy.deepcopy(opt)  # copies the parameters too
         twin_params = twin.param_groups[0]["params"]
@@ -290,3 +296,13 @@ def test_numpy_scalar_hyperparameters_take_the_per_parameter_path():
     opt = optim.SGD(model.parameters(), lr=np.float64(0.1), momentum=0.9)
     _train(model, opt, steps=2)
     assert not opt._flat_layouts
+
+
+def test_adadelta_copy_leaves_out_the_flat_temporary():
+    """Adadelta's flat step keeps one temporary per group between steps; a copy makes its own."""
+    model = _model()
+    opt = optim.Adadelta(model.parameters())
+    _train(model, opt, steps=2)
+    assert len(opt._flat_deltas) == 1
+    assert pickle.loads(pickle.dumps(opt))._flat_deltas == {}
+    assert copy.deepcopy(opt)._flat_deltas == {}

@@ -133,6 +133,41 @@ BAD_INPUTS = [
     ("adam-betas-length", lambda: optim.Adam([W], betas=(0.9,)), ValueError, r"invalid betas \(0.9,\)"),
     ("adam-eps", lambda: optim.Adam([W], eps=-1e-8), ValueError, r"Adam: invalid eps"),
     ("adamw-weight-decay", lambda: optim.AdamW([W], weight_decay=-0.01), ValueError, r"AdamW: invalid weight_decay"),
+    (
+        "adadelta-lr",
+        lambda: optim.Adadelta([W], lr=-1.0),
+        ValueError,
+        r"Adadelta: invalid lr -1.0: must be a number >= 0",
+    ),
+    (
+        "adadelta-rho-above-one",
+        lambda: optim.Adadelta([W], rho=1.5),
+        ValueError,
+        r"Adadelta: invalid rho 1.5: must be a number in \[0, 1\]",
+    ),
+    ("adadelta-rho-negative", lambda: optim.Adadelta([W], rho=-0.1), ValueError, r"Adadelta: invalid rho -0.1"),
+    ("adadelta-rho-nan", lambda: optim.Adadelta([W], rho=math.nan), ValueError, r"Adadelta: invalid rho nan"),
+    ("adadelta-rho-string", lambda: optim.Adadelta([W], rho="0.9"), ValueError, r"Adadelta: invalid rho '0.9'"),
+    ("adadelta-rho-bool", lambda: optim.Adadelta([W], rho=True), ValueError, r"Adadelta: invalid rho True"),
+    ("adadelta-eps", lambda: optim.Adadelta([W], eps=-1e-6), ValueError, r"Adadelta: invalid eps -1e-06: must be"),
+    (
+        "adadelta-weight-decay",
+        lambda: optim.Adadelta([W], weight_decay=-0.1),
+        ValueError,
+        r"Adadelta: invalid weight_decay -0.1: must be a number >= 0",
+    ),
+    (
+        "adadelta-group-rho",
+        lambda: optim.Adadelta([{"params": [W]}, {"params": [B], "rho": 2}]),
+        ValueError,
+        r"Adadelta: param group 1: invalid rho 2: must be a number in \[0, 1\]",
+    ),
+    (
+        "adadelta-maximize",  # as Adam: PyTorch's option is not taken, rather than ignored
+        lambda: optim.Adadelta([W], maximize=True),
+        TypeError,
+        r"unexpected keyword argument 'maximize'",
+    ),
     ("lr-setter", lambda: _set_lr(-0.5), ValueError, r"SGD: invalid lr -0.5"),
     # step(): gradients that do not fit their parameter
     (
@@ -171,7 +206,7 @@ def test_grad_on_another_device_is_named(other_device):
         opt.step()
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW", "Adadelta"])
 def test_grad_may_be_a_tensor(name):
     """``p.grad`` set by hand to a Tensor steps exactly as the array autograd would store."""
     rng = np.random.default_rng(0)
@@ -277,3 +312,10 @@ def test_zero_grad_without_none_gives_zeros_even_after_nan():
 def test_repr_lists_groups():
     text = repr(optim.SGD([{"params": [W]}, {"params": [B], "lr": 0.5}], lr=0.1))
     assert "Parameter Group 1" in text and "lr: 0.5" in text
+
+
+@pytest.mark.parametrize("rho", [0, 0.0, 1, 1.0, np.float32(0.5)])
+def test_adadelta_takes_rho_at_both_ends(rho):
+    """rho in [0, 1], both ends included, as PyTorch takes it (Adam's betas exclude 1)."""
+    opt = optim.Adadelta([W], rho=rho)
+    assert opt.param_groups[0]["rho"] == rho

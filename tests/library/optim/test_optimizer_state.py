@@ -18,6 +18,7 @@ CONFIGS = [
     ("SGD", dict(lr=0.05, momentum=0.5, dampening=0.3)),
     ("Adam", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.05)),
     ("AdamW", dict(lr=0.02, weight_decay=0.3, eps=1e-6)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
 ]
 IDS = [f"{name}-{i}" for i, (name, _) in enumerate(CONFIGS)]
 SAVE_AT, TOTAL = 3, 7
@@ -149,6 +150,7 @@ TORCH_OPTIONS_REFUSED = [  # PyTorch's optimizer and options, tinytensor's optim
     pytest.param("Adam", dict(amsgrad=True), "Adam", "amsgrad=True", id="Adam-amsgrad"),
     pytest.param("Adam", dict(maximize=True), "Adam", "maximize=True", id="Adam-maximize"),
     pytest.param("AdamW", dict(amsgrad=True), "AdamW", "amsgrad=True", id="AdamW-amsgrad"),
+    pytest.param("Adadelta", dict(maximize=True), "Adadelta", "maximize=True", id="Adadelta-maximize"),
     pytest.param(
         "Adam",
         dict(decoupled_weight_decay=True),
@@ -207,7 +209,7 @@ def test_state_dict_never_aliases_live_state(name, kwargs):
             np.testing.assert_array_equal(_numpy_of(v), frozen[i][k], err_msg=f"{i}.{k}")
 
 
-@pytest.mark.parametrize("name", ["SGD", "Adam"])
+@pytest.mark.parametrize("name", ["SGD", "Adam", "Adadelta"])
 def test_load_places_state_on_each_parameter_device_and_dtype(device, name):
     """Saved on the CPU in float64, loaded into a float32 model on ``device``: the state follows
     each parameter, and training continues as it does on the CPU."""
@@ -276,6 +278,10 @@ def _wrong_shape(saved):
     saved["state"][0]["momentum_buffer"] = np.zeros((2, 2))
 
 
+def _wrong_adadelta_shape(saved):
+    saved["state"][1]["acc_delta"] = np.zeros(4)
+
+
 def _unknown_index(saved):
     saved["state"][17] = {}
 
@@ -313,6 +319,19 @@ BAD_LOADS = [
         ValueError,
         r"SGD.load_state_dict: parameter group 0 lacks 'momentum', 'dampening', 'nesterov' and has unknown "
         r"key\(s\) 'betas', 'eps'; SGD's groups hold lr, momentum, dampening, weight_decay, nesterov$",
+    ),
+    (
+        "other-optimizer-adadelta",
+        lambda: _load(_saved("Adam"), "Adadelta"),
+        ValueError,
+        r"Adadelta.load_state_dict: parameter group 0 lacks 'rho' and has unknown key\(s\) 'betas'; "
+        r"Adadelta's groups hold lr, rho, eps, weight_decay$",
+    ),
+    (
+        "adadelta-state-shape",
+        lambda: _load(_saved("Adadelta"), "Adadelta", edit=_wrong_adadelta_shape),
+        ValueError,
+        r"Adadelta.load_state_dict: state 'acc_delta' of parameter 1 has shape \(4,\), the parameter has shape \(5,\)",
     ),
     (
         "state-shape",

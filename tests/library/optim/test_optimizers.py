@@ -20,6 +20,10 @@ CONFIGS = [
     ("Adam", dict(lr=0.01, betas=(0.8, 0.95), weight_decay=0.05)),
     ("AdamW", dict(lr=0.01)),
     ("AdamW", dict(lr=0.02, weight_decay=0.3, eps=1e-6)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
+    ("Adadelta", dict(rho=0.0)),  # each average holds only the latest value
+    ("Adadelta", dict(lr=2.0, rho=1.0)),  # both averages stay zero: delta = g, plain SGD
 ]
 
 
@@ -77,9 +81,17 @@ def _run(device_after_two_steps, opt_name):
     return [p.numpy() for p in model.parameters()]
 
 
-@pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW"])
+@pytest.mark.parametrize("opt_name", ["SGD", "Adam", "AdamW", "Adadelta"])
 def test_optimizer_state_follows_module_to(device, opt_name):
     reference = _run("cpu", opt_name)
     moved = _run(device, opt_name)
     for a, b in zip(reference, moved, strict=False):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "Adadelta"])
+def test_defaults_match_torch(torch, name):
+    """A group given no hyperparameters gets PyTorch's defaults (SGD has none for lr here)."""
+    ours = getattr(optim, name)([nn.Parameter(np.zeros(2))]).param_groups[0]
+    theirs = getattr(torch.optim, name)([torch.nn.Parameter(torch.zeros(2))]).param_groups[0]
+    assert {k: v for k, v in ours.items() if k != "params"} == {k: theirs[k] for k in ours if k != "params"}
