@@ -188,6 +188,12 @@ class Backend:
         cols_at = xp.reshape(self.arange(win.ow, x) * win.sw - win.pw, (1, win.ow))
         row = rows + (where // win.kw) * win.dh
         col = cols_at + (where % win.kw) * win.dw
+        # where every input value ties with the padding's fill, the window's first input position
+        # (PyTorch's), not a padding position outside the plane
+        first_row = rows + (xp.clip(-rows, 0, None) + win.dh - 1) // win.dh * win.dh
+        first_col = cols_at + (xp.clip(-cols_at, 0, None) + win.dw - 1) // win.dw * win.dw
+        outside = (row < 0) | (col < 0) | (row >= height) | (col >= width)
+        row, col = xp.where(outside, first_row, row), xp.where(outside, first_col, col)
         return xp.max(flat, axis=2), xp.astype(row * width + col, xp.int64)
 
     def max_pool2d_grad(self, g: Array, argmax: Array, height: int, width: int) -> Array:

@@ -57,14 +57,23 @@ def placements(size: int, kernel: int, stride: int, padding: int, dilation: int,
     partial window counts if it starts inside the input or its left padding)."""
     span = dilation * (kernel - 1) + 1
     room = size + 2 * padding - span
-    if room < 0:
-        return 0
     if not ceil_mode:
-        return room // stride + 1
+        return max(room // stride + 1, 0)
+    # ceil_mode rounds up even a window wider than the padded input (PyTorch's floor division)
     out = -(-room // stride) + 1
     if (out - 1) * stride >= size + padding:
         out -= 1
-    return out
+    return max(out, 0)
+
+
+def empty_placement(size: int, kernel: int, stride: int, padding: int, dilation: int, out: int) -> int | None:
+    """The first of ``out`` placements along one axis whose taps all fall outside the input (in
+    the padding, or between dilated taps), or None when every window sees the input."""
+    for i in range(out):
+        start = i * stride - padding
+        if not any(0 <= start + k * dilation < size for k in range(kernel)):
+            return i
+    return None
 
 
 @functools.lru_cache(maxsize=512)

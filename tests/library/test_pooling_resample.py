@@ -83,6 +83,102 @@ def test_overlapping_windows_add_their_gradients(torch):
     np.testing.assert_array_equal(t.grad.numpy(), expected)
 
 
+# ------------------------------------------------------ max pooling's corner cases, as PyTorch's
+# The numpy backend pools windows of up to numpy_backend._POOL_STEPS positions in whole-array steps
+# per position and larger ones along a copied axis ("copied" forces that path here); each against
+# PyTorch's values (a zero's sign included), indices and gradients.
+POOL_WINDOWS = [
+    dict(kernel_size=2),  # LeNet's: the windows tile the input
+    dict(kernel_size=3, stride=2, padding=1),  # overlapping, padded
+    dict(kernel_size=(2, 3), stride=(1, 2), padding=(1, 1), dilation=(2, 1)),
+    dict(kernel_size=3, stride=2, padding=1, ceil_mode=True),  # the last windows reach past the input
+    dict(kernel_size=(1, 3), stride=(1, 3), ceil_mode=True),
+    dict(kernel_size=(3, 2), stride=(3, 2), dilation=(1, 2)),  # dilated windows that do not overlap
+    dict(kernel_size=9, stride=1, padding=4),  # 81 positions
+]
+POOL_VALUES = ["normal", "ties", "signed-zeros", "nan", "-inf", "all--inf"]
+
+
+def _pool_input(kind, dtype, shape=(2, 3, 7, 8), seed=0):
+    rng = np.random.default_rng(seed)
+    if kind == "normal":
+        return rng.standard_normal(shape).astype(dtype)
+    x = rng.integers(-1, 2, shape).astype(dtype)  # three values: most windows tie
+    if kind == "signed-zeros":
+        x = np.where(rng.random(shape) < 0.5, -0.0, 0.0).astype(dtype)
+    elif kind == "nan":
+        x[rng.random(shape) < 0.3] = np.nan
+    elif kind == "-inf":
+        x[rng.random(shape) < 0.6] = -np.inf
+    elif kind == "all--inf":
+        x[...] = -np.inf  # every position ties with the padding
+    return x
+
+
+@pytest.fixture(params=["steps", "copied", "portable"])
+def pool_path(request, monkeypatch):
+    """The numpy backend's two forms, and the portable one that CuPy without the extension and the
+    strict backend run (here on numpy arrays)."""
+    if request.param == "copied":
+        monkeypatch.setattr("tinytensor.numpy_backend._POOL_STEPS", 0)
+    elif request.param == "portable":
+        from tinytensor.backend import Backend
+        from tinytensor.numpy_backend import NumpyBackend
+
+        monkeypatch.setattr(NumpyBackend, "max_pool2d", Backend.max_pool2d)
+    return request.param
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("kind", POOL_VALUES)
+@pytest.mark.parametrize("kwargs", POOL_WINDOWS, ids=[str(k) for k in range(len(POOL_WINDOWS))])
+def test_max_pool_corner_cases_are_pytorchs(torch, pool_path, kwargs, kind, dtype):
+    if pool_path == "portable" and kind in ("nan", "signed-zeros"):
+        pytest.skip("the portable form's index is the first NaN (PyTorch's the last), its zero either sign")
+    x = _pool_input(kind, dtype)
+    t = tt.Tensor(x, requires_grad=True)
+    out, idx = F.max_pool2d(t, **kwargs, return_indices=True)
+    ref_x = torch.tensor(x, requires_grad=True)
+    ref, ref_idx = torch.nn.functional.max_pool2d(ref_x, **kwargs, return_indices=True)
+    assert out.numpy().dtype == np.dtype(dtype) and idx.numpy().dtype == np.int64
+    np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
+    np.testing.assert_array_equal(out.numpy(), ref.detach().numpy())  # NaN where PyTorch has NaN
+    np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(ref.detach().numpy()))
+    # each window's gradient goes to its maximum; where windows overlap, the gradients add up
+    g = np.random.default_rng(1).standard_normal(out.shape).astype(dtype)
+    out.backward(tt.Tensor(g))
+    ref.backward(torch.tensor(g))
+    np.testing.assert_allclose(t.grad.numpy(), ref_x.grad.numpy(), rtol=1e-6 if dtype == "float32" else 1e-13)
+
+
+def test_max_pool_tie_and_nan_rules():
+    """Among equal values the first, row by row, wins; a NaN is its window's maximum, and of
+    several NaNs the last wins (PyTorch's kernels: a later value wins where it is greater or NaN);
+    a window that starts in the padding never picks the padding, even where all it holds is -inf."""
+    nan, inf = np.nan, np.inf
+    x = np.array([[[[1.0, 3.0, nan, 5.0], [3.0, 3.0, 5.0, nan]]]])
+    out, idx = F.max_pool2d(tt.tensor(x), 2, return_indices=True)
+    assert idx.tolist() == [[[[1, 7]]]] and out.numpy()[0, 0, 0, 0] == 3.0 and np.isnan(out.numpy()[0, 0, 0, 1])
+    out, idx = F.max_pool2d(tt.tensor(np.full((1, 1, 3, 3), -inf)), 2, stride=2, padding=1, return_indices=True)
+    assert idx.tolist() == [[[[0, 1], [3, 4]]]] and out.tolist() == [[[[-inf, -inf], [-inf, -inf]]]]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64"])
+@pytest.mark.parametrize("kwargs", POOL_WINDOWS, ids=[str(k) for k in range(len(POOL_WINDOWS))])
+def test_max_pool_of_integers_at_their_limits_is_pytorchs(torch, pool_path, kwargs, dtype):
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 3, (2, 2, 7, 8)).astype(dtype)
+    x[rng.random(x.shape) < 0.5] = info.min  # as low as the padding: ties with it
+    x[0, 0] = info.min  # a whole plane of them
+    x[1, 1, :2] = info.max
+    out, idx = F.max_pool2d(tt.tensor(x), **kwargs, return_indices=True)
+    ref, ref_idx = torch.nn.functional.max_pool2d(torch.tensor(x), **kwargs, return_indices=True)
+    assert out.numpy().dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(out.numpy(), ref.numpy())
+    np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
+
+
 def test_empty_batch_pools_to_an_empty_batch(torch):
     for fn, args in [("max_pool2d", (2,)), ("avg_pool2d", (2,)), ("adaptive_avg_pool2d", ((3, 2),))]:
         out = getattr(F, fn)(tt.zeros(0, 2, 5, 5), *args)
@@ -198,6 +294,33 @@ def test_where_tinytensor_refuses_what_pytorch_runs():
         F.interpolate(tt.zeros(1, 1, 2, 2, dtype="int32"), scale_factor=2)
     with pytest.raises(NotImplementedError, match="antialias"):
         F.interpolate(tt.zeros(1, 1, 4, 4), scale_factor=0.5, mode="bilinear", antialias=True)
+
+
+@pytest.mark.parametrize(
+    "fn,shape,kwargs",
+    [
+        ("max_pool2d", (1, 1, 1, 5), dict(kernel_size=2, padding=1, dilation=2)),  # rows -1 and 1 of 1
+        ("max_pool1d", (1, 2, 4), dict(kernel_size=2, stride=3, padding=1, dilation=5)),
+        ("max_pool2d", (1, 1, 6, 2), dict(kernel_size=(1, 2), stride=(1, 2), padding=(0, 1), dilation=(1, 3))),
+    ],
+)
+def test_a_window_of_padding_alone_is_refused(torch, fn, shape, kwargs):
+    """Only dilation can leave a window between the taps or in the padding (PyTorch pools it to -inf
+    and an index outside the input, which its backward then writes through); here it is a
+    ValueError that names the window."""
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    with pytest.raises(ValueError, match=rf"{fn}\(\): the window at output position \d+ .* covers no input element"):
+        getattr(F, fn)(tt.tensor(x), **kwargs)
+
+
+def test_ceil_mode_takes_a_kernel_wider_than_the_input(torch):
+    """With ceil_mode, PyTorch rounds a window wider than the padded input up to one output."""
+    x = np.random.default_rng(0).standard_normal((2, 3, 2, 2)).astype(np.float32)
+    for fn in ("max_pool2d", "avg_pool2d"):
+        ours = getattr(F, fn)(tt.tensor(x), 3, 2, ceil_mode=True)
+        theirs = getattr(torch.nn.functional, fn)(torch.tensor(x), 3, 2, ceil_mode=True)
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+        assert ours.shape == (2, 3, 1, 1)
 
 
 def test_pad_keeps_the_dtype_and_casts_the_value(torch):

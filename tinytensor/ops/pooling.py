@@ -21,7 +21,7 @@ from ..devices import backend_of
 from ..dtypes import numpy_dtype
 from ..errors import ShapeError
 from ..tensor import Tensor, wrap
-from ..windows import Window, tuple_arg, window
+from ..windows import Window, empty_placement, tuple_arg, window
 
 # A size argument: an int, or a tuple (or list) of one int per spatial axis.
 Size: TypeAlias = int | Sequence[int]
@@ -99,7 +99,7 @@ def _window(
         return (one, values[0]) if dims == 1 else (values[0], values[1])
 
     try:
-        return window(
+        win = window(
             fn,
             (x4.shape[2], x4.shape[3]),
             two(kernel, 1),
@@ -114,6 +114,21 @@ def _window(
             f"{_shown(dilations)}) does not fit the input of spatial size {_shown(spatial)}: "
             "Output size is too small"
         ) from None
+    # a window with no input position has no maximum or mean (PyTorch returns indices outside the
+    # input for it); only dilation or ceil_mode's extra window can place one so
+    axes = (
+        (x4.shape[2], win.kh, win.sh, win.ph, win.dh, win.oh),
+        (x4.shape[3], win.kw, win.sw, win.pw, win.dw, win.ow),
+    )
+    for axis, (size, k, s, p, d, out) in enumerate(axes[2 - dims :]):
+        empty = empty_placement(size, k, s, p, d, out) if d > 1 or ceil_mode else None
+        if empty is not None:
+            raise ValueError(
+                f"{fn}: the window at output position {empty} along spatial axis {axis} covers no input "
+                f"element (input size {size}, kernel_size={k}, stride={s}, padding={p}, dilation={d}): "
+                "it has only padding to pool"
+            )
+    return win
 
 
 def _with_indices(
