@@ -299,6 +299,29 @@ _PROBE_CALLS = {
     "__xor__": lambda fn, x, y: fn(x > 1, y > 1),
     "__invert__": lambda fn, x, y: fn(x > 1),
     "clamp_": lambda fn, x, y: fn(x, -0.5, 0.5),
+    # convolution, pooling and resampling: x as a batch of one image or sequence
+    "group_norm": lambda fn, x, y: fn(x, 1),
+    "conv1d": lambda fn, x, y: fn(x.unsqueeze(0), y[:, :2].unsqueeze(0)),
+    "conv2d": lambda fn, x, y: fn(x.reshape(1, 1, 3, 4), y[:2, :2].reshape(1, 1, 2, 2)),
+    "conv_transpose2d": lambda fn, x, y: fn(x.reshape(1, 1, 3, 4), y[:2, :2].reshape(1, 1, 2, 2)),
+    "unfold": lambda fn, x, y: fn(x.reshape(1, 1, 3, 4), 2),
+    "fold": lambda fn, x, y: fn(x.reshape(1, 4, 3), (2, 4), 2),
+    **{
+        name: lambda fn, x, y: fn(x.unsqueeze(0), 2)
+        for name in (
+            "max_pool1d",
+            "max_pool2d",
+            "avg_pool1d",
+            "avg_pool2d",
+            "adaptive_avg_pool1d",
+            "adaptive_avg_pool2d",
+            "adaptive_max_pool1d",
+            "adaptive_max_pool2d",
+        )
+    },
+    "pad": lambda fn, x, y: fn(x, (1, 1)),
+    "interpolate": lambda fn, x, y: fn(x.unsqueeze(0), scale_factor=2),
+    "dropout2d": lambda fn, x, y: fn(x.reshape(1, 3, 2, 2)),
 }
 
 

@@ -75,6 +75,27 @@ def view(a: Tensor, *shape: int | Sequence[int]) -> Tensor:
     return reshape(a, *shape)
 
 
+def _shape_of(name: str, other: object) -> Shape:
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{name}: other must be a Tensor, got {type(other).__name__}")
+    return other.shape
+
+
+def view_as(a: Tensor, other: Tensor) -> Tensor:
+    """``view`` to ``other``'s shape."""
+    return reshape(a, _shape_of("view_as", other))
+
+
+def reshape_as(a: Tensor, other: Tensor) -> Tensor:
+    """``reshape`` to ``other``'s shape."""
+    return reshape(a, _shape_of("reshape_as", other))
+
+
+def expand_as(a: Tensor, other: Tensor) -> Tensor:
+    """``expand`` to ``other``'s shape."""
+    return expand(a, _shape_of("expand_as", other))
+
+
 def flatten(
     a: Tensor, start_dim: int = 0, end_dim: int = -1, *, start_axis: int | None = None, end_axis: int | None = None
 ) -> Tensor:

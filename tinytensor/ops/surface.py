@@ -10,6 +10,7 @@ generated from this table (``python -m ci.dev.surface_stubs``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -81,12 +82,12 @@ OPS: tuple[Op, ...] = (
     Op("__matmul__", arith.dunder_matmul, ("__matmul__",)),
     Op("__rmatmul__", arith.rmatmul, ("__rmatmul__",)),
     *_no_grad(
-        Op("__eq__", arith.eq, ("__eq__",)),
-        Op("__ne__", arith.ne, ("__ne__",)),
-        Op("__lt__", arith.lt, ("__lt__",)),
-        Op("__le__", arith.le, ("__le__",)),
-        Op("__gt__", arith.gt, ("__gt__",)),
-        Op("__ge__", arith.ge, ("__ge__",)),
+        _everywhere("eq", arith.eq, "__eq__"),
+        _everywhere("ne", arith.ne, "__ne__"),
+        _everywhere("lt", arith.lt, "__lt__"),
+        _everywhere("le", arith.le, "__le__"),
+        _everywhere("gt", arith.gt, "__gt__"),
+        _everywhere("ge", arith.ge, "__ge__"),
         Op("__floordiv__", arith.floordiv, ("__floordiv__",)),
         Op("__mod__", arith.mod, ("__mod__",)),
         Op("__and__", arith.and_, ("__and__", "__rand__")),
@@ -161,6 +162,7 @@ OPS: tuple[Op, ...] = (
         )
     ),
     _method("view", shape.view),
+    *(_method(fn.__name__, fn) for fn in (shape.view_as, shape.reshape_as, shape.expand_as)),
     Op("cat", shape.cat, tt=True, converts_first=False),
     Op("concatenate", shape.concatenate, tt=True, converts_first=False),
     Op("stack", shape.stack, tt=True, converts_first=False),
@@ -266,15 +268,37 @@ def _mT(self: Tensor) -> Tensor:  # noqa: N802 - PyTorch's name
 PROPERTIES: dict[str, Callable[[Tensor], Tensor]] = {"T": shape.T, "mT": _mT}
 
 
+def _refusing(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``, an operator's function, under a plain name: an operand it cannot take is a TypeError
+    there (``NotImplemented`` is only the operator protocol's answer)."""
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        if out is NotImplemented:
+            other = args[1] if len(args) > 1 else next(iter(kwargs.values()), None)
+            raise TypeError(f"{name}: other must be a Tensor or a number, got {type(other).__name__}")
+        return out
+
+    return call
+
+
+def _plain(op: Op) -> Callable[..., Any]:
+    """The op's function for its plain (not dunder) names."""
+    return _refusing(op.name, op.fn) if any(m.startswith("__") for m in op.methods) else op.fn
+
+
 def install(cls: type[Tensor]) -> None:
     """Attach the ops to ``Tensor`` (done once, when tinytensor is imported)."""
     for op in OPS:
         for name in op.methods:
-            setattr(cls, name, op.fn)
+            setattr(cls, name, op.fn if name.startswith("__") else _plain(op))
     for name, getter in PROPERTIES.items():
         setattr(cls, name, property(getter))
 
 
 def functions(namespace: str) -> dict[str, Callable[..., Any]]:
     """The ops of ``namespace`` ("tt" or "functional") by name, in their module-level form."""
-    return {op.name: accepts_arrays(op.fn) if op.converts_first else op.fn for op in OPS if getattr(op, namespace)}
+    return {
+        op.name: accepts_arrays(_plain(op)) if op.converts_first else _plain(op) for op in OPS if getattr(op, namespace)
+    }
