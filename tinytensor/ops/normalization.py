@@ -128,11 +128,20 @@ def batch_norm(
     else:
         centered = x - xp.reshape(rm, column)
         rstd = 1.0 / xp.sqrt(xp.reshape(rv, column) + eps)
-    xhat = centered * rstd
+    # in place where the array is this call's own: a 4-D batch's arrays are large, and each
+    # allocation costs about as much as the arithmetic
+    if centered is x:
+        xhat = centered * rstd
+    else:
+        centered *= rstd
+        xhat = centered
     wc = xp.reshape(w, column) if w is not None else None
     out = xhat * wc if wc is not None else xhat
     if b is not None:
-        out = out + xp.reshape(b, column)
+        if out is xhat:
+            out = out + xp.reshape(b, column)
+        else:
+            out += xp.reshape(b, column)
     parents = tuple(t for t in (input, weight, bias) if t is not None)
     if any(t.requires_grad for t in parents) and GRAD_ENABLED[0]:
 
@@ -143,7 +152,10 @@ def batch_norm(
             elif use_batch:
                 m1 = xp.mean(gxhat, axis=axes, keepdims=True)
                 m2 = xp.mean(gxhat * xhat, axis=axes, keepdims=True)
-                gx = rstd * (gxhat - m1 - xhat * m2)
+                gx = xhat * -m2  # rstd * (gxhat - m1 - xhat * m2), with one allocation
+                gx += gxhat
+                gx -= m1
+                gx *= rstd
             else:  # constant statistics: a per-channel affine map
                 gx = gxhat * rstd
             grads = [gx]
