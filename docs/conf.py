@@ -57,7 +57,7 @@ nitpick_ignore_regex = [
     # the aliases signatures use for what a parameter accepts (each docstring says it in words), and
     # type variables (``_T``): annotations, not classes with pages of their own.
     (r"py:.*", r"tinytensor\.array_types\..*"),
-    (r"py:.*", r"(.*\.)?(Array|TensorLike|Operand|MapDataset|CollateFn|ValuesIndices)"),
+    (r"py:.*", r"(.*\.)?(Array|TensorLike|Operand|MapDataset|CollateFn|ValuesIndices|Size|OutputSize)"),
     (r"py:.*", r"(.*\.)?_[A-Z]\w*"),
     (r"py:class", r"_random\.Generator"),  # tt.Generator, as the data module imports it
     # Base classes and result types a public signature names but users never import: their

@@ -9,7 +9,7 @@ from __future__ import annotations
 import builtins
 from typing import TYPE_CHECKING
 
-from . import autograd, cuda, data, nn, optim, utils
+from . import autograd, cuda, data, models, nn, optim, utils
 from ._version import __version__
 from .autograd import (
     enable_grad,
@@ -151,6 +151,7 @@ __all__ = [
     "is_inference_mode_enabled",
     "load",
     "manual_seed",
+    "models",
     "multinomial",
     "nn",
     "no_grad",

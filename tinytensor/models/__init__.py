@@ -3,7 +3,7 @@ and ``Ensemble``.
 
 Each is built as 1.x built it: the same constructor arguments, layers (``self.net``, a
 ``Sequential``, in 1.x's order) and parameter counts, so a 1.x checkpoint of one loads with
-``Module.load`` (1.x's ``net.layers.N.`` keys become ``net.N.``; ``nn.legacy_state``). 1.x's
+``Module.load`` (1.x's ``net.layers.N.`` keys become ``net.N.``). 1.x's
 module paths (``tinytensor.models.lenet``, ``.vgg``, ``.resnet``, ``.ensemble``) are kept.
 """
 

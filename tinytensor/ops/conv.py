@@ -30,8 +30,7 @@ def _check_operands(fn: str, x: Tensor, weight: Tensor, bias: Tensor | None, ndi
             raise TypeError(f"{fn}(): {name} must be a Tensor, got {type(t).__name__}")
     if x.ndim != ndim + 2:
         raise ShapeError(
-            f"{fn}(): expected a {ndim + 1}-D (unbatched) or {ndim + 2}-D (batched) input, "
-            f"got shape {tuple(x.shape)}"
+            f"{fn}(): expected a {ndim + 1}-D (unbatched) or {ndim + 2}-D (batched) input, got shape {tuple(x.shape)}"
         )
     if weight.ndim != ndim + 2:
         raise ShapeError(f"{fn}(): expected a {ndim + 2}-D weight, got shape {tuple(weight.shape)}")
@@ -136,7 +135,7 @@ def _convolution(
     groups: object,
     ndim: int,
 ) -> Tensor:
-    if isinstance(x, Tensor) and x.ndim == ndim + 1:  # one unbatched sample, as PyTorch takes it
+    if getattr(x, "ndim", None) == ndim + 1:  # one unbatched sample, as PyTorch takes it (x unchecked yet)
         return _convolution(fn, x.unsqueeze(0), weight, bias, stride, padding, dilation, groups, ndim).squeeze(0)
     _check_operands(fn, x, weight, bias, ndim)
     xa, wa = x._data, weight._data
@@ -400,7 +399,7 @@ def fold(
     --------
     >>> import tinytensor as tt
     >>> tt.nn.functional.fold(tt.ones(1, 4, 9), output_size=4, kernel_size=2)[0, 0, 1]
-    tensor([2., 4., 4., 2.])
+    Tensor([2., 4., 4., 2.])
     """
     fn = "fold"
     if not isinstance(input, Tensor):
