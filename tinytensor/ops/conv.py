@@ -77,7 +77,7 @@ def _conv_arrays(b: Backend, x: Array, w: Array, bias: Array | None, win: Window
     out = b.matmul(xp.reshape(w, (groups, o // groups, depth)), cols)  # (N, G, O/G, P)
     out = xp.reshape(out, (n, o, win.oh, win.ow))
     if bias is not None:
-        out = out + xp.reshape(bias, (1, o, 1, 1))
+        out += xp.reshape(bias, (1, o, 1, 1))  # in place: the product is a new array
     return out, cols
 
 
