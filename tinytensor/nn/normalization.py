@@ -221,7 +221,7 @@ class GroupNorm(Module):
     num_groups : int
         The number of groups; ``num_channels`` must be divisible by it.
     num_channels : int
-        C, the number of channels of the (N, C, *) input.
+        C, the number of channels of the (N, C, ...) input.
     eps : float
         Added to the variance, > 0 (default 1e-5).
     affine : bool

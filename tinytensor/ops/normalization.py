@@ -196,7 +196,7 @@ def group_norm(
     Parameters
     ----------
     input : Tensor
-        Floating point, of shape (N, C, *), C divisible by ``num_groups``.
+        Floating point, of shape (N, C, ...), C divisible by ``num_groups``.
     num_groups : int
         The number of groups.
     weight, bias : Tensor, optional

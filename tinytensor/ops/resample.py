@@ -283,8 +283,8 @@ def interpolate(
         coordinates are mapped with (as PyTorch's).
     mode : {'nearest', 'nearest-exact', 'linear', 'bilinear', 'trilinear', 'area'}, default 'nearest'
         ``'nearest'`` reads input position ``floor(out * in_size / out_size)`` (PyTorch's rule, in
-        float32 as PyTorch computes it), ``'nearest-exact'`` ``floor((out + 0.5) * in_size /
-        out_size)``; ``'linear'`` (3-D input), ``'bilinear'`` (4-D) and ``'trilinear'`` (5-D)
+        float32 as PyTorch computes it), ``'nearest-exact'``
+        ``floor((out + 0.5) * in_size / out_size)``; ``'linear'`` (3-D input), ``'bilinear'`` (4-D) and ``'trilinear'`` (5-D)
         interpolate between the two nearest positions along each axis; ``'area'`` averages (as
         ``adaptive_avg_pool``).
     align_corners : bool, optional
@@ -298,7 +298,7 @@ def interpolate(
     Returns
     -------
     Tensor
-        (N, C, *size), of the input's (floating-point) dtype.
+        (N, C) followed by ``size``, of the input's (floating-point) dtype.
 
     Examples
     --------
