@@ -44,14 +44,16 @@ BUILD_VENV = "/opt/build"  # the build Python with the build and repair locks, a
 TEST_VENV = "/opt/test"  # cibuildwheel's fresh test environment
 EMULATED_TIMEOUT = 60 * 60  # compiles and the suite under qemu are minutes, not seconds
 # Left out of the emulated suite, where starting a Python process takes seconds: files that check
-# host-independent logic in child processes (broken installs and GPU stacks simulated, the examples'
-# training runs) and the repository's tooling tests (tests/tooling/test_*.py, listed when the suite
-# runs). Every other session runs them natively, and so does the release's aarch64 runner; the
-# installed-wheel tests (tests/tooling/release) and the library's suite run here.
+# host-independent logic in child processes (broken installs and GPU stacks simulated, the training
+# runs of the examples and of the first-week programs) and the repository's tooling tests
+# (tests/tooling/test_*.py, listed when the suite runs). Every other session runs them natively, and
+# so does the release's aarch64 runner; the installed-wheel tests (tests/tooling/release) and the
+# library's suite run here.
 EMULATED_LEFT_OUT = (
     "tests/library/test_broken_installs.py",
     "tests/library/test_broken_gpu_stacks.py",
     "tests/library/test_examples.py",
+    "tests/library/test_first_week.py",
 )
 BASE_ENV = {
     "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
