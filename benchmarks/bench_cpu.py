@@ -195,7 +195,7 @@ def tinytensor_step(sizes, x, y):
         }
     )
     opt = optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
-    tx, ty = tt.Tensor(x), tt.Tensor(y)
+    tx, ty = tt.tensor(x), tt.tensor(y)
 
     def step():
         opt.zero_grad()
@@ -540,7 +540,7 @@ def tinytensor_conv_step(kind, x, y):
         model, state = BasicBlock(x.shape[1]), dict(zip(BLOCK_KEYS, block_params(x.shape[1])))
     model.load_state_dict(state, strict=False)
     opt = optim.SGD(model.parameters(), lr=LR, momentum=MOMENTUM)
-    tx, ty = tt.Tensor(x), tt.Tensor(y if y is not None else [])
+    tx, ty = tt.tensor(x), tt.tensor(y if y is not None else [])
     loss = (lambda: nn.cross_entropy(model(tx), ty)) if kind == "lenet" else (lambda: model(tx).mean())
 
     def step():
@@ -592,8 +592,8 @@ def _torch_block(torch, channels):
 
 # ------------------------------------------------------------------ measurements
 def bench_op_overhead(torch):
-    a = tt.Tensor(np.ones((4, 4), np.float32), requires_grad=True)
-    b = tt.Tensor(np.ones((4, 4), np.float32), requires_grad=True)
+    a = tt.tensor(np.ones((4, 4), np.float32), requires_grad=True)
+    b = tt.tensor(np.ones((4, 4), np.float32), requires_grad=True)
     na, nb = np.ones((4, 4), np.float32), np.ones((4, 4), np.float32)
     fa, fb = FloorTensor(na.copy(), True), FloorTensor(nb.copy(), True)
     fns = {"tinytensor": lambda: a + b, "numpy": lambda: na + nb, "floor": lambda: fa + fb}

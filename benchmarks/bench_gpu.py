@@ -81,8 +81,8 @@ def mlp_step_tinytensor(batch):
     model.to("cuda")
     opt = optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     rng = np.random.default_rng(0)
-    x = tt.Tensor(_host(rng, (batch, 784)), device="cuda")
-    y = tt.Tensor(rng.integers(0, 10, batch), device="cuda")
+    x = tt.tensor(_host(rng, (batch, 784)), device="cuda")
+    y = tt.tensor(rng.integers(0, 10, batch), device="cuda")
 
     def step():
         opt.zero_grad()
@@ -96,9 +96,9 @@ def conv_step_tinytensor():
     import tinytensor as tt
 
     rng = np.random.default_rng(0)
-    x = tt.Tensor(_host(rng, CONV_INPUT), device="cuda", requires_grad=True)
-    w = tt.Tensor(_host(rng, CONV_WEIGHT) * 0.05, device="cuda", requires_grad=True)
-    b = tt.Tensor(_host(rng, CONV_WEIGHT[:1]), device="cuda", requires_grad=True)
+    x = tt.tensor(_host(rng, CONV_INPUT), device="cuda", requires_grad=True)
+    w = tt.tensor(_host(rng, CONV_WEIGHT) * 0.05, device="cuda", requires_grad=True)
+    b = tt.tensor(_host(rng, CONV_WEIGHT[:1]), device="cuda", requires_grad=True)
 
     def step():
         x.grad = w.grad = b.grad = None

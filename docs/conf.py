@@ -65,6 +65,8 @@ nitpick_ignore_regex = [
     (r"py:class", r"tinytensor\.nn\.losses\._\w+"),
     (r"py:class", r"tinytensor\.nn\.activations\.Activation"),
     (r"py:class", r"tinytensor\.nn\.base\.LoadResult"),
+    (r"py:class", r"tinytensor\.nn\.base\.Parameters"),  # Module.parameters(): a list that is its own iterator
+    (r"py:class", r"tinytensor\.tensor\.ElementCount"),  # Tensor.size: an int, callable as size()
     (r"py:class", r"tinytensor\.data\.workers\.WorkerInfo"),
     (r"py:class", r"tinytensor\.cuda\.status\.CudaStatus"),
     (r"py:class", r"tinytensor\.autograd\.Node"),

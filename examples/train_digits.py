@@ -65,13 +65,13 @@ def main(argv=None) -> float:
         nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.1), nn.Linear(128, 64), nn.GELU(), nn.Linear(64, 10)
     ).to(args.device)
     opt = optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
-    train_x = tt.Tensor(x_train, device=args.device)
-    train_y = tt.Tensor(y_train, device=args.device)
+    train_x = tt.tensor(x_train, device=args.device)
+    train_y = tt.tensor(y_train, device=args.device)
 
     started = time.monotonic()
     for epoch in range(1, args.epochs + 1):
         model.train()
-        order = tt.Tensor(rng.permutation(len(y_train)), device=args.device)
+        order = tt.tensor(rng.permutation(len(y_train)), device=args.device)
         total, correct = 0.0, 0
         for start in range(0, len(y_train), args.batch_size):
             idx = order[start : start + args.batch_size]
@@ -87,7 +87,7 @@ def main(argv=None) -> float:
 
     model.eval()
     with tt.no_grad():
-        predictions = model(tt.Tensor(x_test, device=args.device)).numpy().argmax(axis=1)
+        predictions = model(tt.tensor(x_test, device=args.device)).numpy().argmax(axis=1)
     accuracy = float((predictions == y_test).mean())
     print(f"trained in {time.monotonic() - started:.1f}s")
     print(f"test accuracy: {accuracy:.4f}")

@@ -81,6 +81,44 @@ def is_retained(t: Tensor) -> bool:
     return ref is not None and ref() is t
 
 
+# 1.x's hook on a node's backward step: ``x._backward = f`` makes the pass call ``f()`` in place of
+# x's step, and ``f`` may call the step it replaced (``original = x._backward`` read earlier).
+# id -> (weak reference, f), as RETAINED; the steps of the nodes whose ``f`` is running, by id.
+STEP_OVERRIDES: dict[int, tuple[weakref.ref[Tensor], Callable[[], object]]] = {}
+_RUNNING_STEPS: dict[int, Callable[[], None]] = {}
+
+
+def override_step(t: Tensor, fn: Callable[[], object]) -> None:
+    """``t._backward = fn`` (see ``Tensor._backward``)."""
+    if not callable(fn):
+        raise TypeError(f"_backward must be set to a function of no arguments, got {type(fn).__name__}")
+    if t._ctx is None:
+        raise RuntimeError("_backward: a leaf tensor has no backward step to replace")
+    key = id(t)
+    pop = STEP_OVERRIDES.pop  # bound now: at interpreter exit the module's globals may be gone
+
+    def forget(_ref: weakref.ref[Tensor]) -> None:
+        pop(key, None)
+
+    STEP_OVERRIDES[key] = (weakref.ref(t, forget), fn)
+
+
+def run_step(t: Tensor) -> None:
+    """``t._backward()``: run ``t``'s own step of the backward pass in progress."""
+    step = _RUNNING_STEPS.get(id(t))
+    if step is None:
+        raise RuntimeError(
+            "_backward() runs a node's step of a backward pass: call it from the function installed with "
+            "`x._backward = f`, while backward() runs"
+        )
+    step()
+
+
+def _overridden(node: Tensor) -> Callable[[], object] | None:
+    entry = STEP_OVERRIDES.get(id(node))
+    return entry[1] if entry is not None and entry[0]() is node else None
+
+
 # Backward functions (or, for generated binary ops, their per-op gradient rules) that read no
 # saved array: a change to their inputs after the forward pass cannot make them wrong.
 NO_SAVED_DATA: set[Callable[..., object]] = set()
@@ -199,9 +237,12 @@ def run_backward(root: Tensor, seed: Array, retain_graph: bool = False) -> None:
         return
     order = _topological_order(root)
     retained = RETAINED
+    overrides = STEP_OVERRIDES
     clock = CLOCK[0]
     pending: dict[Tensor, Array] = {root: seed}  # node -> the gradient summed so far
     handed_out: set[int] = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
+    if not is_retained(root):  # the root keeps its seed as .grad, as 1.x's did (retained ones: below)
+        _add_to_grad(root, np.array(seed) if isinstance(seed, np.generic) else backend_of(seed).copy(seed), handed_out)
     previous = GRAD_ENABLED[0], RETAINING[0]
     GRAD_ENABLED[0] = False
     RETAINING[0] = retain_graph
@@ -220,25 +261,50 @@ def run_backward(root: Tensor, seed: Array, retain_graph: bool = False) -> None:
             if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
                 grad_copy = np.array(grad) if isinstance(grad, np.generic) else backend_of(grad).copy(grad)
                 _add_to_grad(node, grad_copy, handed_out)
-            parent_grads = ctx[0](grad, *ctx[2:])
-            for parent, pgrad in zip(ctx[1], parent_grads):
-                if pgrad is None or not parent.requires_grad:
-                    continue
-                if parent._ctx is None:  # a leaf: its .grad
-                    if (
-                        pgrad.dtype is parent._data.dtype
-                        and getattr(parent, "_grad", None) is None
-                        and id(pgrad) not in handed_out
-                    ):  # _accumulate_leaf's common case, inline: the first gradient, of the leaf's dtype
-                        handed_out.add(id(pgrad))
-                        parent._grad = pgrad
-                    else:
-                        _accumulate_leaf(parent, pgrad, handed_out)
-                else:
-                    prev = pending.get(parent)
-                    pending[parent] = pgrad if prev is None else prev + pgrad
+            if overrides and (replacement := _overridden(node)) is not None:
+                _run_overridden(node, replacement, ctx, grad, pending, handed_out)
+                continue
+            _pass_on(ctx[1], ctx[0](grad, *ctx[2:]), pending, handed_out)
     finally:
         GRAD_ENABLED[0], RETAINING[0] = previous
+
+
+def _pass_on(
+    parents: tuple[Tensor, ...], parent_grads: Any, pending: dict[Tensor, Array], handed_out: set[int]
+) -> None:
+    """A node's gradients for its parents: into a leaf's .grad, or pending for a node."""
+    for parent, pgrad in zip(parents, parent_grads):
+        if pgrad is None or not parent.requires_grad:
+            continue
+        if parent._ctx is None:  # a leaf: its .grad
+            if (
+                pgrad.dtype is parent._data.dtype
+                and getattr(parent, "_grad", None) is None
+                and id(pgrad) not in handed_out
+            ):  # _accumulate_leaf's common case, inline: the first gradient, of the leaf's dtype
+                handed_out.add(id(pgrad))
+                parent._grad = pgrad
+            else:
+                _accumulate_leaf(parent, pgrad, handed_out)
+        else:
+            prev = pending.get(parent)
+            pending[parent] = pgrad if prev is None else prev + pgrad
+
+
+def _run_overridden(
+    node: Tensor,
+    replacement: Callable[[], object],
+    ctx: Ctx,
+    grad: Array,
+    pending: dict[Tensor, Array],
+    handed_out: set[int],
+) -> None:
+    """Call the function installed with ``node._backward = f``; its ``original()`` runs the step."""
+    _RUNNING_STEPS[id(node)] = lambda: _pass_on(ctx[1], ctx[0](grad, *ctx[2:]), pending, handed_out)
+    try:
+        replacement()
+    finally:
+        del _RUNNING_STEPS[id(node)]
 
 
 def _accumulate_leaf(leaf: Tensor, grad: Array, handed_out: set[int]) -> None:

@@ -15,7 +15,8 @@ class Parameter(Tensor):
     __slots__ = ()
 
     def __init__(self, data: object, requires_grad: bool = True) -> None:
-        super().__init__(data._data if isinstance(data, Tensor) else data)
+        # a tensor's or array's dtype is kept (a float64 parameter stays float64); numbers become float32
+        super().__init__(data, dtype=getattr(data, "dtype", None))
         if requires_grad:
             self.requires_grad_(True)
 

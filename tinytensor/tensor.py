@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Self, TypeGuard, TypeVar, overload
 
@@ -129,7 +130,7 @@ def tensor_arg(value: object, fn: str, name: str = "input") -> Tensor:
         dtypes.check_array_dtype(value.dtype, f"{fn}()")
         return wrap(np.asarray(value) if isinstance(value, _generic) else value)
     if isinstance(value, (bool, int, float, list, tuple)):
-        return Tensor(value)
+        return wrap(as_array(value, None, f"{fn}()"))  # inferred, as tt.tensor does
     raise TypeError(f"{fn}(): argument '{name}' must be a Tensor, got {type(value).__name__}")
 
 
@@ -148,13 +149,60 @@ def accepts_arrays(fn: Callable[Concatenate[Tensor, _P], _R]) -> Callable[..., _
     return op
 
 
+_WARNED_IMPLICIT_ONES = [False]
+
+
+def _warn_implicit_ones(shape: tuple[builtins.int, ...]) -> None:
+    """1.x's ``backward()`` on a tensor of several elements seeded it with ones; PyTorch raises."""
+    if _WARNED_IMPLICIT_ONES[0]:
+        return
+    _WARNED_IMPLICIT_ONES[0] = True
+    warnings.warn(
+        f"backward() on a tensor of shape {shape} without a grad argument uses a gradient of ones, as "
+        "tinytensor 1.x did; PyTorch raises here. Write .sum().backward(), or pass grad=, to run on both "
+        "(this warning is shown once)",
+        FutureWarning,
+        stacklevel=3,
+    )
+
+
+class ElementCount(builtins.int):
+    """What ``x.size`` is: the number of elements (an int), and called, PyTorch's ``size()``."""
+
+    shape: tuple[builtins.int, ...]
+
+    def __new__(cls, shape: tuple[builtins.int, ...]) -> ElementCount:
+        count = 1
+        for n in shape:
+            count *= n
+        self = super().__new__(cls, count)
+        self.shape = tuple(shape)
+        return self
+
+    @overload
+    def __call__(self, dim: None = None) -> tuple[builtins.int, ...]: ...
+    @overload
+    def __call__(self, dim: builtins.int) -> builtins.int: ...
+    def __call__(self, dim: object = None) -> tuple[builtins.int, ...] | builtins.int:
+        shape = self.shape
+        if dim is None:
+            return shape
+        if not isinstance(dim, (builtins.int, np.integer)) or isinstance(dim, builtins.bool):
+            raise TypeError(f"size(): dim must be an int, got {type(dim).__name__}")
+        if not -len(shape) <= dim < len(shape):
+            raise IndexError(f"size(): dim {dim} is out of range for a tensor with {len(shape)} axes")
+        return shape[dim]
+
+
 class Tensor(TensorOps):
     """An n-dimensional array on one device, with optional gradient tracking (PyTorch's ``torch.Tensor``).
 
     ``Tensor(data)`` copies ``data``: a Python number or nested list, a numpy or CuPy array, or
-    another Tensor. Python data follows PyTorch: bools become ``bool``, ints ``int64``, floats (or
-    ints mixed with floats) ``float32``; arrays and tensors keep their dtype. ``tt.tensor``,
-    ``tt.zeros``, ``tt.randn`` and the other creation functions make tensors too.
+    another Tensor. As PyTorch's class constructor ``torch.Tensor(data)`` (and 1.x's ``Tensor``),
+    it makes the default float dtype, ``float32``, from numbers, lists and arrays of any dtype; a
+    Tensor keeps its dtype. ``tt.tensor(data)`` infers the dtype from the data instead (ints give
+    ``int64``, bools ``bool``), as ``torch.tensor`` does; ``tt.zeros``, ``tt.randn`` and the other
+    creation functions make tensors too.
 
     The values are one array of one library: numpy on the CPU, CuPy on a GPU (``x.to("cuda")``).
     Ops (``x + y``, ``x @ w``, ``x.exp()``, ``x.sum(dim=0)``, ``x[0]``, ...) return new tensors;
@@ -166,9 +214,9 @@ class Tensor(TensorOps):
     data : number, nested list, array or Tensor
         The values, copied.
     dtype : str, numpy dtype or type, optional
-        The dtype to cast to: ``"float16"``, ``"float32"``, ``"float64"``, ``"int32"``,
-        ``"int64"`` or ``"bool"`` (also as ``tt.float32``, ``np.float32``, ...). A cast to an
-        integer dtype refuses NaN, infinity and out-of-range values instead of wrapping.
+        The dtype to cast to instead of ``float32``: ``"float16"``, ``"float32"``, ``"float64"``,
+        ``"int32"``, ``"int64"`` or ``"bool"`` (also as ``tt.float32``, ``np.float32``, ...). A
+        cast to an integer dtype refuses NaN, infinity and out-of-range values instead of wrapping.
     requires_grad : bool, default False
         Record the ops on this tensor so that ``backward()`` computes its gradient; floating-point
         tensors only.
@@ -188,7 +236,9 @@ class Tensor(TensorOps):
 
     Notes
     -----
-    Differences from PyTorch: ``x.dtype`` is the array library's dtype (numpy's
+    Differences from PyTorch: ``Tensor(3)`` is the number 3.0 as a 0-d tensor, as in 1.x
+    (``torch.Tensor(3)`` is an uninitialised tensor of 3 elements: use ``tt.zeros(3)``);
+    ``x.dtype`` is the array library's dtype (numpy's
     ``dtype('float32')``), which equals its name, so ``x.dtype == tt.float32`` and
     ``x.dtype == "float32"`` both hold; ``x.device`` is a ``tt.device``, which is also a string
     (``x.device == "cpu"`` holds). Tensors support ``len()``, iteration over the first axis,
@@ -228,6 +278,8 @@ class Tensor(TensorOps):
         device: str | None = None,
     ) -> None:
         resolved = dtypes.resolve(dtype, "Tensor()")
+        if resolved is None and not isinstance(data, Tensor):
+            resolved = dtypes.DEFAULT_FLOAT
         array = as_array(data, resolved, "Tensor()")
         if device is not None:
             array = transfer(array, parse_device(device))
@@ -307,12 +359,12 @@ class Tensor(TensorOps):
         with CuPy). It equals its name: ``x.dtype == tt.float32`` and ``x.dtype == "float32"`` hold."""
         return self._data.dtype
 
-    @overload
-    def size(self, dim: None = None) -> tuple[builtins.int, ...]: ...
-    @overload
-    def size(self, dim: builtins.int) -> builtins.int: ...
-    def size(self, dim: object = None) -> tuple[builtins.int, ...] | builtins.int:
-        """The shape (PyTorch's ``size()``), or the length of axis ``dim`` (negative counts from the end).
+    @property
+    def size(self) -> ElementCount:
+        """PyTorch's ``size()``: ``x.size()`` is the shape, ``x.size(dim)`` the length of axis ``dim``
+        (negative counts from the end). Read without a call, ``x.size`` is the number of elements,
+        as numpy's ``size`` attribute (1.x's ``.data`` was a numpy array: its programs read
+        ``x.data.size``).
 
         Raises
         ------
@@ -321,15 +373,15 @@ class Tensor(TensorOps):
         IndexError
             ``dim`` is out of range.
         """
-        shape = tuple(self._data.shape)
-        if dim is None:
-            return shape
-        if not isinstance(dim, (builtins.int, np.integer)) or isinstance(dim, builtins.bool):
-            raise TypeError(f"size(): dim must be an int, got {type(dim).__name__}")
-        if not -len(shape) <= dim < len(shape):
-            raise IndexError(f"size(): dim {dim} is out of range for a tensor with {len(shape)} axes")
-        length: builtins.int = shape[dim]
-        return length
+        return ElementCount(self._data.shape)
+
+    @property
+    def flat(self) -> Iterator[Tensor]:
+        """The elements in order, each a 0-d tensor, as numpy's ``flat`` iterates (a 0-d tensor
+        gives its one element; 1.x programs, and pytest's ``approx``, read ``.flat`` from when
+        ``.data`` was a numpy array)."""
+        flat = self.reshape(-1)
+        return (flat[i] for i in range(flat.shape[0]))
 
     def numel(self) -> builtins.int:
         """The number of elements: the product of the shape (1 for a scalar tensor)."""
@@ -413,6 +465,17 @@ class Tensor(TensorOps):
         self.requires_grad = builtins.bool(flag)
         return self
 
+    @property
+    def _backward(self) -> Callable[[], None]:
+        """1.x's hook on this node's step of the backward pass. ``x._backward = f`` makes backward
+        call ``f()`` in place of the step; ``f`` may call the step it replaced, read before as
+        ``original = x._backward`` (1.x's own tests count calls this way)."""
+        return functools.partial(autograd.run_step, self)
+
+    @_backward.setter
+    def _backward(self, fn: Callable[[], object]) -> None:
+        autograd.override_step(self, fn)
+
     def retain_grad(self) -> Self:
         """Keep ``.grad`` on this non-leaf tensor after backward (leaves always keep theirs)."""
         autograd.retain(self)
@@ -433,17 +496,21 @@ class Tensor(TensorOps):
         ----------
         grad : Tensor, array or number, optional
             d(something) / d(this tensor), of this tensor's shape, device and a floating dtype.
-            Needed unless this tensor has one element (a loss), for which it is 1.
+            By default 1 for a tensor of one element (a loss). For a tensor of several elements
+            PyTorch needs ``grad``; tinytensor takes ones, as 1.x did (``x.sum().backward()``),
+            and warns once (a FutureWarning) that PyTorch raises there.
         retain_graph : bool, default False
             Keep the graph so that another ``backward()`` can run through it; by default its
             saved values are freed and a second pass raises.
 
+        This tensor keeps the gradient it started from in ``.grad`` (1.x did so; PyTorch keeps a
+        non-leaf's only after ``retain_grad()``).
+
         Raises
         ------
         RuntimeError
-            This tensor does not require grad; ``grad`` is missing for a tensor of several
-            elements; the graph was freed by an earlier backward; or a tensor the graph saved
-            was changed in place since (``backward()`` names the op).
+            This tensor does not require grad; the graph was freed by an earlier backward; or a
+            tensor the graph saved was changed in place since (``backward()`` names the op).
         ShapeError
             ``grad`` has another shape.
         DeviceError
@@ -456,10 +523,7 @@ class Tensor(TensorOps):
         backend = backend_of(self._data)
         if grad is None:
             if self.numel() != 1:
-                raise RuntimeError(
-                    f"backward() on a tensor of shape {self.shape} needs a grad argument of that shape: "
-                    "only a one-element output can create its own gradient"
-                )
+                _warn_implicit_ones(self.shape)
             data = self._data
             seed = (
                 backend.asarray(1, data.dtype, data)
@@ -495,6 +559,11 @@ class Tensor(TensorOps):
         if self.requires_grad and autograd.GRAD_ENABLED[0]:
             return wrap(out, (_identity_backward, (self,)))
         return wrap(out)
+
+    def copy(self) -> Tensor:
+        """``clone()``, under numpy's name (1.x programs call ``x.data.copy()``, from when ``.data``
+        was a numpy array)."""
+        return self.clone()
 
     # ------------------------------------------------------------------ conversions
     def to(

@@ -330,7 +330,7 @@ CASES: list[OpCase] = [
         OpCase(
             f"cross_entropy[ignore-{red}]",
             lambda t, x, y, r=red: F.cross_entropy(
-                x, t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device), reduction=r
+                x, t.tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device), reduction=r
             ),
             lambda T, x, y, r=red: T.nn.functional.cross_entropy(x, T.where(y == 2, -100, y), reduction=r),
             [[f(8, 4), i(8, high=4)]],
@@ -357,7 +357,7 @@ CASES: list[OpCase] = [
             f"cross_entropy[ignore+smoothing-{red}]",
             lambda t, x, y, r=red: F.cross_entropy(
                 x,
-                t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device),
+                t.tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device),
                 reduction=r,
                 label_smoothing=0.25,
             ),
@@ -372,7 +372,7 @@ CASES: list[OpCase] = [
         OpCase(
             f"nll_loss[ignore-{red}]",
             lambda t, x, y, r=red: F.nll_loss(
-                x.log_softmax(axis=1), t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device), reduction=r
+                x.log_softmax(axis=1), t.tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device), reduction=r
             ),
             lambda T, x, y, r=red: T.nn.functional.nll_loss(
                 x.log_softmax(dim=1), T.where(y == 2, -100, y), reduction=r
@@ -574,7 +574,7 @@ def _tconst(T, like, values):
 
 def _ignored_2(t, y):
     """The seeded targets of class 2 set to -100 (the default ignore_index)."""
-    return t.Tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device)
+    return t.tensor(np.where(y.numpy() == 2, -100, y.numpy()), device=y.device)
 
 
 CASES += [
@@ -811,14 +811,14 @@ def run_ours(case: OpCase, variant: int, device: str, dtype=np.float64, seed: in
     specs = case.inputs[variant]
     inputs = []
     for spec, arr in zip(specs, arrays, strict=False):
-        t = tt.Tensor(arr, device=device)
+        t = tt.tensor(arr, device=device)
         if spec.kind == "float":
             t.requires_grad_(True)
         inputs.append(t)
     out = case.ours(tt, *inputs)
     assert out.device == inputs[0].device, f"{case.name}: output on {out.device}, inputs on {device}"
     upstream = np.random.default_rng(seed + 1).standard_normal(out.shape).astype(dtype)
-    out.backward(tt.Tensor(upstream, device=device))
+    out.backward(tt.tensor(upstream, device=device))
     grads = {}
     for k, (spec, t) in enumerate(zip(specs, inputs, strict=False)):
         if spec.kind == "float":

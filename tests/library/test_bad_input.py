@@ -47,7 +47,7 @@ class _OnlyDevice:
 
 
 def _x():
-    return tt.Tensor([[1.0, 2.0], [3.0, 4.0]])
+    return tt.tensor([[1.0, 2.0], [3.0, 4.0]])
 
 
 BAD = [
@@ -61,7 +61,7 @@ BAD = [
     ("tensor-object-array", lambda: tt.tensor(np.array([object()])), TypeError, r"dtype object are not supported"),
     ("tensor-ragged", lambda: tt.tensor([[1, 2], [3]]), ValueError, r"tensor\(\): data is ragged"),
     ("tensor-huge-int", lambda: tt.tensor([2**70]), ValueError, r"does not fit in int64"),
-    ("Tensor-positional-bool", lambda: tt.Tensor([1.0], True), TypeError, r"True is not a dtype.*keyword"),
+    ("Tensor-positional-bool", lambda: tt.tensor([1.0], True), TypeError, r"True is not a dtype.*keyword"),
     ("tensor-unknown-dtype", lambda: tt.tensor([1.0], dtype="float128"), TypeError, r"unknown dtype 'float128'"),
     ("tensor-dtype-object", lambda: tt.tensor([1.0], dtype=object), TypeError, r"dtype object is not supported"),
     # ---- NaN and out-of-range values into integer tensors
@@ -69,9 +69,9 @@ BAD = [
     ("inf-to-int32", lambda: tt.tensor(np.array([np.inf]), dtype="int32"), ValueError, r"NaN or infinity to int32"),
     ("big-float-to-int64", lambda: tt.tensor([1e20], dtype="int64"), ValueError, r"do not fit in int64"),
     ("big-int-to-int32", lambda: tt.tensor([2**40], dtype="int32"), ValueError, r"do not fit in int32"),
-    ("nan-long", lambda: tt.Tensor([math.nan]).long(), ValueError, r"to\(\): cannot convert NaN"),
-    ("big-int", lambda: tt.Tensor([3e9]).int(), ValueError, r"to\(\): values outside .* do not fit in int32"),
-    ("load-nan-into-int", lambda: tt.zeros(2, dtype="int64").copy_(tt.Tensor([math.nan, 1.0])), ValueError, r"NaN"),
+    ("nan-long", lambda: tt.tensor([math.nan]).long(), ValueError, r"to\(\): cannot convert NaN"),
+    ("big-int", lambda: tt.tensor([3e9]).int(), ValueError, r"to\(\): values outside .* do not fit in int32"),
+    ("load-nan-into-int", lambda: tt.zeros(2, dtype="int64").copy_(tt.tensor([math.nan, 1.0])), ValueError, r"NaN"),
     # ---- creation functions
     ("arange-step-0", lambda: tt.arange(0, 5, 0), ValueError, r"arange\(\): step must be nonzero"),
     ("arange-nan", lambda: tt.arange(math.nan), ValueError, r"arange\(\): start, end and step must be finite"),
@@ -221,7 +221,7 @@ ACCEPTED = [  # arrays and Python data where a Tensor is expected: converted, as
     ("softmax-ndarray", lambda: F.softmax(np.zeros(2), dim=0), [0.5, 0.5]),
     ("cross-entropy-ndarray", lambda: F.cross_entropy(np.zeros((1, 2)), np.array([0])), math.log(2)),
     ("module-ndarray", lambda: nn.Identity()(np.array([3.0])), [3.0]),
-    ("maximum-ndarray-first", lambda: tt.maximum(np.array([1.0, 5.0]), tt.Tensor([2.0, 2.0])), [2.0, 5.0]),
+    ("maximum-ndarray-first", lambda: tt.maximum(np.array([1.0, 5.0]), tt.tensor([2.0, 2.0])), [2.0, 5.0]),
 ]
 
 

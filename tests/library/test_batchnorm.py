@@ -33,12 +33,12 @@ def _pair(torch, num_features=3, **kwargs):
 
 def _step(torch, ours, theirs, x):
     """One forward and backward on both; compares output and every gradient."""
-    mine = tt.Tensor(x, requires_grad=True)
+    mine = tt.tensor(x, requires_grad=True)
     ref = torch.tensor(x, requires_grad=True)
     out, ref_out = ours(mine), theirs(ref)
     np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), **TOL, err_msg="forward")
     upstream = np.random.default_rng(int(abs(x).sum() * 1000) % 2**32).standard_normal(x.shape)
-    out.backward(tt.Tensor(upstream))
+    out.backward(tt.tensor(upstream))
     ref_out.backward(torch.tensor(upstream))
     np.testing.assert_allclose(mine.grad, ref.grad.numpy(), **TOL, err_msg="grad of input")
     for (name, p), (_, q) in zip(ours.named_parameters(), theirs.named_parameters(), strict=True):
@@ -126,7 +126,7 @@ def test_trains_and_moves_on_every_device(device):
     for where in ("cpu", device):
         tt.manual_seed(0)
         bn = nn.BatchNorm1d(3, momentum=None).to(where)
-        inp = tt.Tensor(x, device=where, requires_grad=True)
+        inp = tt.tensor(x, device=where, requires_grad=True)
         for _ in range(2):
             out = bn(inp)
         out.sum().backward()
@@ -146,7 +146,7 @@ def test_functional_batch_norm_updates_the_given_running_statistics(torch):
     x = np.random.default_rng(3).standard_normal((5, 2, 3))
     mean, var = tt.zeros(2, dtype="float64"), tt.ones(2, dtype="float64")
     ref_mean, ref_var = torch.zeros(2, dtype=torch.float64), torch.ones(2, dtype=torch.float64)
-    out = F.batch_norm(tt.Tensor(x), mean, var, training=True, momentum=0.25)
+    out = F.batch_norm(tt.tensor(x), mean, var, training=True, momentum=0.25)
     ref = torch.nn.functional.batch_norm(torch.tensor(x), ref_mean, ref_var, training=True, momentum=0.25)
     np.testing.assert_allclose(out.numpy(), ref.numpy(), **TOL)
     np.testing.assert_allclose(mean.numpy(), ref_mean.numpy(), **TOL)

@@ -20,7 +20,7 @@ def _xy(device, n=10):
     """Features (n, 3) float32 whose row i is [i, i+0.5, -i], labels i (int64), on ``device``."""
     rows = np.arange(n, dtype=np.float32)
     x = np.stack([rows, rows + 0.5, -rows], axis=1)
-    return tt.Tensor(x, device=device), tt.Tensor(np.arange(n, dtype=np.int64), device=device)
+    return tt.tensor(x, device=device), tt.tensor(np.arange(n, dtype=np.int64), device=device)
 
 
 def _ids(loader):
@@ -50,7 +50,7 @@ def test_tensor_dataset_takes_arrays_without_copying(device):
 # ---------------------------------------------------------------------------- DataLoader: TensorDataset
 def test_batches_are_on_the_data_device_with_shapes_and_dtypes_kept(device):
     x, y = _xy(device)
-    mask = tt.Tensor(np.arange(10) % 2 == 0, device=device)
+    mask = tt.tensor(np.arange(10) % 2 == 0, device=device)
     loader = DataLoader(TensorDataset(x, y, mask), batch_size=4)
     batches = list(loader)
     assert len(loader) == len(batches) == 3
@@ -69,7 +69,7 @@ def test_each_tensor_is_gathered_on_its_own_device(other_device):
     # Labels kept on the CPU next to features on another device: each gather needs an index array
     # on its own device (array_api_strict raises if the wrong one is used).
     x, _ = _xy(other_device)
-    y = tt.Tensor(np.arange(10, dtype=np.int64))
+    y = tt.tensor(np.arange(10, dtype=np.int64))
     for xb, yb in DataLoader(TensorDataset(x, y), batch_size=3, shuffle=True):
         assert xb.device == x.device and yb.device == "cpu"
         np.testing.assert_array_equal(xb.numpy()[:, 0], yb.numpy())  # rows stay paired
@@ -158,7 +158,7 @@ class Samples(Dataset):
         return self.n
 
     def __getitem__(self, i):
-        image = tt.Tensor(np.full((2, 3), i, dtype=np.float32), device=self.device)
+        image = tt.tensor(np.full((2, 3), i, dtype=np.float32), device=self.device)
         return {
             "pair": Pair(image, i),
             "host": np.array([i, -i], dtype=np.int32),
@@ -237,12 +237,12 @@ def test_a_tensor_dataset_subclass_with_its_own_getitem_is_read_item_by_item(dev
 def test_lists_and_tensors_are_datasets():
     (batch,) = list(DataLoader([1, 2, 3], batch_size=3))
     assert batch.dtype == np.int64 and batch.tolist() == [1, 2, 3]
-    rows = tt.Tensor(np.arange(6.0).reshape(3, 2))
+    rows = tt.tensor(np.arange(6.0).reshape(3, 2))
     assert [b.shape for b in DataLoader(rows, batch_size=2)] == [(2, 2), (1, 2)]
 
 
 def test_samples_on_different_devices_are_refused(other_device):
-    items = [tt.Tensor([1.0]), tt.Tensor([2.0], device=other_device)]
+    items = [tt.tensor([1.0]), tt.tensor([2.0], device=other_device)]
     with pytest.raises(
         DeviceError, match=r"default_collate: samples are on different devices: cpu in sample 0, .* in sample 1"
     ):

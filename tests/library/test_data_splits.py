@@ -89,7 +89,7 @@ def test_random_split_takes_only_a_tinytensor_generator():
 
 # ---------------------------------------------------------------------------- Subset
 def test_subset_reads_the_dataset_at_its_indices():
-    x = tt.Tensor(np.arange(10.0))
+    x = tt.tensor(np.arange(10.0))
     sub = Subset(TensorDataset(x), [7, 2, 5])
     assert len(sub) == 3
     assert sub[0][0].item() == 7.0 and sub[-1][0].item() == 5.0
@@ -99,7 +99,7 @@ def test_subset_reads_the_dataset_at_its_indices():
 def test_subset_with_a_list_of_positions_matches_pytorch(torch):
     from torch.utils.data import Subset as TorchSubset
 
-    data = tt.Tensor(np.arange(10.0) * 2)
+    data = tt.tensor(np.arange(10.0) * 2)
     ours = Subset(data, [9, 1, 4])[[0, 2]]
     theirs = TorchSubset(torch.arange(10.0) * 2, [9, 1, 4])[[0, 2]]
     assert ours.tolist() == theirs.tolist() == [18.0, 8.0]
@@ -131,8 +131,8 @@ def test_concat_dataset_out_of_range_is_an_index_error():
 
 
 def test_datasets_add_up_and_load():
-    x = TensorDataset(tt.Tensor(np.arange(4.0)))
-    y = TensorDataset(tt.Tensor(np.arange(10.0, 13.0)))
+    x = TensorDataset(tt.tensor(np.arange(4.0)))
+    y = TensorDataset(tt.tensor(np.arange(10.0, 13.0)))
     both = x + y
     assert isinstance(both, ConcatDataset) and len(both) == 7
     assert [b[0].tolist() for b in DataLoader(both, batch_size=4)] == [[0.0, 1.0, 2.0, 3.0], [10.0, 11.0, 12.0]]

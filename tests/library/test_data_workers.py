@@ -171,8 +171,8 @@ def test_workers_are_other_processes_and_yield_the_in_process_batches():
 
 
 def test_a_tensor_dataset_gives_the_same_shuffled_batches_and_stream_with_workers():
-    x = tt.Tensor(np.arange(40.0, dtype=np.float32).reshape(20, 2))
-    y = tt.Tensor(np.arange(20))
+    x = tt.tensor(np.arange(40.0, dtype=np.float32).reshape(20, 2))
+    y = tt.tensor(np.arange(20))
 
     def epoch(num_workers):
         tt.manual_seed(3)
@@ -192,8 +192,8 @@ def test_a_tensor_dataset_gives_the_same_shuffled_batches_and_stream_with_worker
 def test_batches_from_workers_are_cpu_tensors_of_the_same_values(device):
     if device.startswith("strict"):
         pytest.importorskip("array_api_strict", reason="array_api_strict is not installed")
-    x = tt.Tensor(np.arange(12.0, dtype=np.float32).reshape(6, 2), device=device)
-    y = tt.Tensor(np.arange(6), device=device)
+    x = tt.tensor(np.arange(12.0, dtype=np.float32).reshape(6, 2), device=device)
+    y = tt.tensor(np.arange(6), device=device)
     kwargs = {"batch_size": 4, "pin_memory": True}  # pin_memory: accepted, no effect
     for (xa, ya), (xw, yw) in zip(DataLoader(TensorDataset(x, y), **kwargs),
                                   DataLoader(TensorDataset(x, y), num_workers=2, **kwargs), strict=True):  # fmt: skip
@@ -204,7 +204,7 @@ def test_batches_from_workers_are_cpu_tensors_of_the_same_values(device):
 
 
 def test_a_batch_sampler_drives_workers_too():
-    x = tt.Tensor(np.arange(10.0))
+    x = tt.tensor(np.arange(10.0))
     loader = DataLoader(TensorDataset(x), batch_sampler=[[9, 0], [4], [1, 2, 3]], num_workers=2)
     assert [b[0].tolist() for b in loader] == [[9.0, 0.0], [4.0], [1.0, 2.0, 3.0]]
 

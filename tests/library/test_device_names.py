@@ -61,7 +61,7 @@ def test_a_device_is_accepted_wherever_a_device_string_is(other_device):
         tt.ones(2, device=dev),
         tt.full((2,), 3.0, device=dev),
         tt.tensor([1.0], device=dev),
-        tt.Tensor([1.0], device=dev),
+        tt.tensor([1.0], device=dev),
         tt.arange(3, device=dev),
         tt.randn(2, device=dev),
         tt.linspace(0, 1, 3, device=dev),

@@ -210,7 +210,7 @@ def test_1x_file_sharing_one_list_many_times_is_read_once(tmp_path):
 
 
 def test_shared_member_with_identical_nodes_stays_one_object(tmp_path):
-    w = tt.Tensor([1.0, 2.0])
+    w = tt.tensor([1.0, 2.0])
     save({"a": w, "b": [w, w]}, tmp_path / "shared.tt")
     back = load(tmp_path / "shared.tt")
     assert back["a"] is back["b"][0] is back["b"][1]

@@ -19,7 +19,7 @@ TOL = dict(rtol=1e-10, atol=1e-12)
 
 def _compare(torch, ours, theirs, x, target, grad_of_target=True):
     """Forward and gradients (input, and a float target) of two losses on the same float64 data."""
-    mine = [tt.Tensor(x, requires_grad=True), tt.Tensor(target)]
+    mine = [tt.tensor(x, requires_grad=True), tt.tensor(target)]
     ref = [torch.tensor(x, requires_grad=True), torch.tensor(target)]
     if grad_of_target:
         mine[1].requires_grad_(True)
@@ -27,7 +27,7 @@ def _compare(torch, ours, theirs, x, target, grad_of_target=True):
     out, ref_out = ours(*mine), theirs(*ref)
     np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), **TOL, err_msg="forward")
     upstream = np.random.default_rng(7).standard_normal(tuple(ref_out.shape))
-    out.backward(tt.Tensor(upstream))
+    out.backward(tt.tensor(upstream))
     ref_out.backward(torch.tensor(upstream))
     for k in (0, 1) if grad_of_target else (0,):
         np.testing.assert_allclose(mine[k].grad, ref[k].grad.numpy(), **TOL, err_msg=f"grad of argument {k}")
@@ -44,19 +44,19 @@ REDUCTIONS = ["mean", "sum", "none"]
 @pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weight"])
 def test_bce_loss_matches_torch(torch, reduction, weighted):
     weight = np.array([0.5, 2.0, 1.0])
-    ours = nn.BCELoss(tt.Tensor(weight) if weighted else None, reduction=reduction)
+    ours = nn.BCELoss(tt.tensor(weight) if weighted else None, reduction=reduction)
     theirs = torch.nn.BCELoss(torch.tensor(weight) if weighted else None, reduction=reduction)
     _compare(torch, ours, theirs, _probabilities((4, 3), 0), _probabilities((4, 3), 1))
 
 
 def test_bce_clamps_the_log_at_minus_100_like_torch(torch):
     x, t = np.array([0.0, 1.0, 0.0, 1.0, 1e-50]), np.array([1.0, 0.0, 0.0, 1.0, 1.0])
-    loss = nn.BCELoss(reduction="none")(tt.Tensor(x), tt.Tensor(t))
+    loss = nn.BCELoss(reduction="none")(tt.tensor(x), tt.tensor(t))
     np.testing.assert_array_equal(loss.numpy(), [100.0, 100.0, 0.0, 0.0, 100.0])
     np.testing.assert_array_equal(loss.numpy(), torch.nn.BCELoss(reduction="none")(torch.tensor(x), torch.tensor(t)))
     # the gradient divides by max(p * (1 - p), 1e-12); PyTorch's 1e-12 is rounded to float32
-    mine, ref = tt.Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    F.binary_cross_entropy(mine, tt.Tensor(t), reduction="sum").backward()
+    mine, ref = tt.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    F.binary_cross_entropy(mine, tt.tensor(t), reduction="sum").backward()
     torch.nn.functional.binary_cross_entropy(ref, torch.tensor(t), reduction="sum").backward()
     np.testing.assert_allclose(mine.grad, ref.grad.numpy(), rtol=1e-8)
 
@@ -101,7 +101,7 @@ def _class_data(seed=0, ignore=None):
 def test_weighted_cross_entropy_matches_torch(torch, options):
     weight = np.array([0.2, 1.0, 3.0, 0.5, 1.5])
     logits, targets = _class_data(ignore=options.get("ignore_index"))
-    ours = nn.CrossEntropyLoss(tt.Tensor(weight), **options)  # weight positional, as PyTorch's
+    ours = nn.CrossEntropyLoss(tt.tensor(weight), **options)  # weight positional, as PyTorch's
     theirs = torch.nn.CrossEntropyLoss(torch.tensor(weight), **options)
     _compare(torch, ours, theirs, logits, targets, grad_of_target=False)
 
@@ -110,7 +110,7 @@ def test_weighted_cross_entropy_matches_torch(torch, options):
 def test_weighted_nll_loss_matches_torch(torch, options):
     weight = np.array([0.2, 1.0, 3.0, 0.5, 1.5])
     logits, targets = _class_data(ignore=options.get("ignore_index"))
-    ours, theirs = nn.NLLLoss(weight=tt.Tensor(weight), **options), torch.nn.NLLLoss(torch.tensor(weight), **options)
+    ours, theirs = nn.NLLLoss(weight=tt.tensor(weight), **options), torch.nn.NLLLoss(torch.tensor(weight), **options)
     _compare(torch, ours, theirs, logits, targets, grad_of_target=False)
 
 
@@ -169,8 +169,8 @@ def test_target_of_another_dtype_follows_torch(torch, name, input_dtype, target_
     t = np.random.default_rng(1).random((3, 4)) > 0.5
     ref_x = torch.tensor(x, dtype=getattr(torch, input_dtype), requires_grad=True)
     ref_t = torch.tensor(t).to(getattr(torch, target_dtype))
-    mine_x = tt.Tensor(x, dtype=input_dtype, requires_grad=True)
-    mine_t = tt.Tensor(t, dtype=target_dtype)
+    mine_x = tt.tensor(x, dtype=input_dtype, requires_grad=True)
+    mine_t = tt.tensor(t, dtype=target_dtype)
     fn, ref_fn = getattr(F, name), getattr(torch.nn.functional, name)
     try:
         ref = ref_fn(ref_x, ref_t)
@@ -199,7 +199,7 @@ def test_target_of_another_dtype_follows_torch(torch, name, input_dtype, target_
 
 # ---------------------------------------------------------------------------- bad input
 def _p(*shape):
-    return tt.Tensor(_probabilities(shape, 0).astype(np.float32), requires_grad=True)
+    return tt.tensor(_probabilities(shape, 0).astype(np.float32), requires_grad=True)
 
 
 BAD = [
@@ -262,7 +262,7 @@ def test_bad_input_is_named(call, exc, message):
 def test_float_target_of_another_dtype_gets_its_gradient_in_its_dtype(torch, name):
     x = np.random.default_rng(0).standard_normal((3, 2))
     t = np.random.default_rng(1).random((3, 2))
-    mine_x, mine_t = tt.Tensor(x, dtype="float32", requires_grad=True), tt.Tensor(t, requires_grad=True)
+    mine_x, mine_t = tt.tensor(x, dtype="float32", requires_grad=True), tt.tensor(t, requires_grad=True)
     getattr(F, name)(mine_x, mine_t).backward()
     assert mine_x.grad.dtype == np.float32 and mine_t.grad.dtype == np.float64
     ref_t = torch.tensor(t, requires_grad=True)  # the reference: both in float64

@@ -271,13 +271,13 @@ def test_1x_checkpoint_loads_and_computes_what_1x_computed(torch, tmp_path, buil
     x = np.random.default_rng(1).standard_normal(shape)
     with tt.no_grad(), torch.no_grad():
         np.testing.assert_allclose(
-            model(tt.Tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), rtol=1e-9, atol=1e-9
+            model(tt.tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), rtol=1e-9, atol=1e-9
         )
     model.train()  # and in training mode, with the batch's statistics
     reference.train()
     with tt.no_grad(), torch.no_grad():
         np.testing.assert_allclose(
-            model(tt.Tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), rtol=1e-9, atol=1e-9
+            model(tt.tensor(x)).numpy(), reference(torch.tensor(x)).numpy(), rtol=1e-9, atol=1e-9
         )
 
 
@@ -327,13 +327,13 @@ def test_soft_voting_averages_the_probabilities():
     members = [nn.Linear(4, 3), nn.Linear(4, 3)]
     ensemble = models.Ensemble(members)
     x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
-    expected = np.mean([_softmax(m(tt.Tensor(x)).detach().numpy()) for m in members], axis=0)
-    np.testing.assert_allclose(ensemble(tt.Tensor(x)).detach().numpy(), expected, rtol=1e-6)
+    expected = np.mean([_softmax(m(tt.tensor(x)).detach().numpy()) for m in members], axis=0)
+    np.testing.assert_allclose(ensemble(tt.tensor(x)).detach().numpy(), expected, rtol=1e-6)
     np.testing.assert_allclose(ensemble.predict_proba(x, batch_size=2), expected, rtol=1e-6)
     np.testing.assert_array_equal(ensemble.predict(x), expected.argmax(axis=1))
     assert len(ensemble) == 2 and _count(ensemble) == 2 * 15
     assert list(ensemble.state_dict())[:2] == ["models.0.weight", "models.0.bias"]
-    ensemble(tt.Tensor(x)).sum().backward()  # soft voting is differentiable: trainable as one model
+    ensemble(tt.tensor(x)).sum().backward()  # soft voting is differentiable: trainable as one model
     assert all(p.grad is not None for p in ensemble.parameters())
 
 
@@ -342,10 +342,10 @@ def test_hard_voting_takes_the_most_predicted_class_ties_to_the_smallest():
     x = np.eye(3, dtype=np.float32)
     # sample 0: classes 0, 1, 2 (a three-way tie: 0); sample 1: 1, 1, 0 (1); sample 2: 2, 2, 2 (2)
     np.testing.assert_array_equal(ensemble.predict(x), [0, 1, 2])
-    shares = ensemble(tt.Tensor(x)).numpy()
+    shares = ensemble(tt.tensor(x)).numpy()
     np.testing.assert_allclose(shares, [[1 / 3] * 3, [1 / 3, 2 / 3, 0], [0, 0, 1]], rtol=1e-6)
     # predict_proba is the mean probability whatever the voting, as 1.x's
-    logits = [m(tt.Tensor(x)).detach().numpy() for m in ensemble.models]
+    logits = [m(tt.tensor(x)).detach().numpy() for m in ensemble.models]
     np.testing.assert_allclose(ensemble.predict_proba(x), np.mean([_softmax(z) for z in logits], axis=0), rtol=1e-6)
     assert ensemble.evaluate(x, [0, 1, 1]) == pytest.approx(2 / 3)
     assert ensemble.evaluate(x, np.eye(3)) == 1.0  # one-hot labels

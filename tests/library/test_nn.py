@@ -114,7 +114,7 @@ def test_sequential_fuses_linear_and_activation_without_changing_results():
     (first, w1, b1), saved = _linear_node(hidden)
     assert saved["activation"] == "gelu" and first is x and w1 is seq[0].weight and b1 is seq[0].bias
 
-    upstream = tt.Tensor(np.random.default_rng(0).standard_normal((3, 2)).astype(np.float32))
+    upstream = tt.tensor(np.random.default_rng(0).standard_normal((3, 2)).astype(np.float32))
     (fused * upstream).sum().backward()
     fused_grads = [t.grad.numpy().copy() for t in (x, *seq.parameters())]
     x.grad = None

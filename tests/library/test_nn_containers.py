@@ -47,7 +47,7 @@ def test_load_state_dict_from_torch_and_forward_matches(torch):
     ours, theirs = _net().double(), _torch_net(torch).double()
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     x = np.random.default_rng(0).standard_normal((5, 3))
-    out = ours(tt.Tensor(x))
+    out = ours(tt.tensor(x))
     ref = theirs(torch.tensor(x))
     np.testing.assert_allclose(out.numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-12)
     out.sum().backward()

@@ -30,13 +30,13 @@ def _twins(torch, ours, theirs):
 def _compare(torch, ours, theirs, x, *args, **kwargs):
     """One forward and backward through both; compares the output, the input's gradient and
     every parameter's."""
-    mine = tt.Tensor(x, requires_grad=True)
+    mine = tt.tensor(x, requires_grad=True)
     ref = torch.tensor(x, requires_grad=True)
     out, ref_out = ours(mine, *args, **kwargs), theirs(ref, *args, **kwargs)
     assert out.shape == tuple(ref_out.shape)
     np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), **TOL, err_msg="forward")
     upstream = np.random.default_rng(3).standard_normal(out.shape)
-    out.backward(tt.Tensor(upstream))
+    out.backward(tt.tensor(upstream))
     ref_out.backward(torch.tensor(upstream))
     np.testing.assert_allclose(mine.grad.numpy(), ref.grad.numpy(), **TOL, err_msg="grad of input")
     ref_params = dict(theirs.named_parameters())
@@ -120,7 +120,7 @@ def test_conv_transpose2d_output_size_errors_match_torch(torch):
         ([1, 13, 13], r"for 4D input, output_size must have 2 or 4 elements \(got 3\)"),
     ):
         with pytest.raises(ValueError, match=match):
-            ours(tt.Tensor(x), output_size=size)
+            ours(tt.tensor(x), output_size=size)
         with pytest.raises(ValueError, match=match):
             theirs(torch.tensor(x), output_size=size)
 
@@ -263,7 +263,7 @@ def test_pooling_and_resampling_match_torch(torch, name, args, kwargs, shape):
 @pytest.mark.parametrize("name,args", [("MaxPool2d", (2,)), ("AdaptiveMaxPool2d", ((2, 3),)), ("MaxPool1d", (2,))])
 def test_max_pooling_returns_pytorchs_indices(torch, name, args):
     x = _x(2, 3, 6, 6) if name != "MaxPool1d" else _x(2, 3, 7)
-    out, idx = getattr(nn, name)(*args, return_indices=True)(tt.Tensor(x))
+    out, idx = getattr(nn, name)(*args, return_indices=True)(tt.tensor(x))
     ref, ref_idx = getattr(torch.nn, name)(*args, return_indices=True)(torch.tensor(x))
     np.testing.assert_allclose(out.numpy(), ref.numpy(), **TOL)
     np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
@@ -390,7 +390,7 @@ def test_a_small_cnn_runs_on_every_device(device):
             nn.Flatten(),
             nn.Linear(6, 2),
         ).to(where)
-        inp = tt.Tensor(x, device=where, requires_grad=True)
+        inp = tt.tensor(x, device=where, requires_grad=True)
         out = model(inp)
         out.sum().backward()
         assert out.device == inp.device == model[0].weight.device == model[1].running_mean.device

@@ -71,13 +71,13 @@ FLATTEN_SHAPES = [
 
 @pytest.mark.parametrize("shape,kwargs,expected", FLATTEN_SHAPES, ids=[f"{s}-{k}" for s, k, _ in FLATTEN_SHAPES])
 def test_flatten_shapes_and_gradient(shape, kwargs, expected, device):
-    x = tt.Tensor(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape), device=device)
+    x = tt.tensor(np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape), device=device)
     x.requires_grad_(True)
     out = nn.Flatten(**kwargs)(x)
     assert out.shape == expected and out.device == x.device
     np.testing.assert_array_equal(out.numpy().reshape(-1), x.numpy().reshape(-1))
     out.sum().backward()
-    assert tt.Tensor(x.grad).shape == shape
+    assert tt.tensor(x.grad).shape == shape
 
 
 @pytest.mark.parametrize(
@@ -116,22 +116,22 @@ def test_identity_returns_its_input():
 
 def test_losses_run_on_every_device(device):
     tt.manual_seed(0)
-    logits = tt.Tensor(np.random.default_rng(0).standard_normal((5, 3)), device=device).requires_grad_(True)
-    labels = tt.Tensor(np.array([0, 2, -100, 1, 2]), device=device)
+    logits = tt.tensor(np.random.default_rng(0).standard_normal((5, 3)), device=device).requires_grad_(True)
+    labels = tt.tensor(np.array([0, 2, -100, 1, 2]), device=device)
     for loss_fn in (nn.CrossEntropyLoss(label_smoothing=0.1), nn.NLLLoss(reduction="sum")):
         loss = loss_fn(logits, labels)
         assert loss.device == logits.device and loss.shape == ()
         loss.backward()
-    grad = tt.Tensor(logits.grad).numpy()
+    grad = tt.tensor(logits.grad).numpy()
     np.testing.assert_array_equal(grad[2], 0)  # the ignored row gets no gradient
 
 
 def _logits():
-    return tt.Tensor(np.zeros((3, 4), dtype=np.float32), requires_grad=True)
+    return tt.tensor(np.zeros((3, 4), dtype=np.float32), requires_grad=True)
 
 
 def _labels(values=(0, 1, 2)):
-    return tt.Tensor(np.array(values, dtype=np.int64))
+    return tt.tensor(np.array(values, dtype=np.int64))
 
 
 # (id, call, exception type, message regex)
@@ -236,7 +236,7 @@ TOL = dict(rtol=1e-10, atol=1e-12)
 
 def _compare(torch, ours, theirs, *arrays, grad_of=(0,)):
     """Forward and input gradients of two modules on the same float64 inputs (ints stay labels)."""
-    mine = [tt.Tensor(a) for a in arrays]
+    mine = [tt.tensor(a) for a in arrays]
     ref = [torch.tensor(a) for a in arrays]
     for k in grad_of:
         mine[k].requires_grad_(True)
@@ -246,7 +246,7 @@ def _compare(torch, ours, theirs, *arrays, grad_of=(0,)):
         out, ref_out = ours(*mine), theirs(*ref)
     np.testing.assert_allclose(out.numpy(), ref_out.detach().numpy(), **TOL, err_msg="forward")
     upstream = np.random.default_rng(7).standard_normal(tuple(ref_out.shape))
-    out.backward(tt.Tensor(upstream))
+    out.backward(tt.tensor(upstream))
     ref_out.backward(torch.tensor(upstream))
     for k in grad_of:
         np.testing.assert_allclose(mine[k].grad, ref[k].grad.numpy(), **TOL, err_msg=f"grad of input {k}")
@@ -333,8 +333,8 @@ def test_all_targets_ignored_gives_nan_mean_and_zero_gradient(torch, smoothing):
         (nn.CrossEntropyLoss(label_smoothing=smoothing), torch.nn.CrossEntropyLoss(label_smoothing=smoothing)),
         (nn.NLLLoss(), torch.nn.NLLLoss()),
     ]:
-        x = tt.Tensor(logits, requires_grad=True)
-        loss = ours(x, tt.Tensor(targets))
+        x = tt.tensor(logits, requires_grad=True)
+        loss = ours(x, tt.tensor(targets))
         ref = torch.tensor(logits, requires_grad=True)
         ref_loss = theirs(ref, torch.tensor(targets))
         assert np.isnan(loss.item()) and np.isnan(ref_loss.item())
@@ -373,7 +373,7 @@ def test_training_step_matches_torch(torch):
     x = np.random.default_rng(0).standard_normal((6, 3, 4))
     y = np.array([0, 3, -100, 1, 2, 3])
     loss_args = dict(ignore_index=-100, label_smoothing=0.1)
-    loss = nn.CrossEntropyLoss(**loss_args)(ours(tt.Tensor(x)), tt.Tensor(y))
+    loss = nn.CrossEntropyLoss(**loss_args)(ours(tt.tensor(x)), tt.tensor(y))
     ref = torch.nn.CrossEntropyLoss(**loss_args)(theirs(torch.tensor(x)), torch.tensor(y))
     np.testing.assert_allclose(loss.item(), ref.item(), **TOL)
     loss.backward()

@@ -60,7 +60,7 @@ def _loader(a, workers):
 
 CALLS = [
     ("tensor", lambda a, tmp: tt.tensor(a)),
-    ("Tensor", lambda a, tmp: tt.Tensor(a)),
+    ("Tensor", lambda a, tmp: tt.tensor(a)),
     ("from_numpy", lambda a, tmp: tt.from_numpy(a)),
     ("function-argument", lambda a, tmp: tt.exp(a)),
     ("operator-right", lambda a, tmp: tt.ones(2, 3) + a),

@@ -28,7 +28,7 @@ def test_op_matches_torch(torch, case, variant, dtype):
 
 
 def _objective(case, arrays, upstream):
-    inputs = [tt.Tensor(a) for a in arrays]
+    inputs = [tt.tensor(a) for a in arrays]
     with tt.no_grad():
         out = case.ours(tt, *inputs)
     return float(np.sum(out.numpy() * upstream))

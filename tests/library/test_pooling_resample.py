@@ -41,7 +41,7 @@ INDEXED = [
 @pytest.mark.parametrize("fn,kwargs,shape", INDEXED, ids=[f"{f}-{k}" for k, (f, _, _) in enumerate(INDEXED)])
 def test_max_pool_indices_are_pytorchs(torch, fn, kwargs, shape, device):
     x = _x(*shape)
-    out, idx = getattr(F, fn)(tt.Tensor(x, device=device), **kwargs, return_indices=True)
+    out, idx = getattr(F, fn)(tt.tensor(x, device=device), **kwargs, return_indices=True)
     ref, ref_idx = getattr(torch.nn.functional, fn)(torch.tensor(x), **kwargs, return_indices=True)
     assert idx.numpy().dtype == np.int64 and idx.shape == tuple(ref_idx.shape) and idx.device == out.device
     np.testing.assert_array_equal(idx.numpy(), ref_idx.numpy())
@@ -50,7 +50,7 @@ def test_max_pool_indices_are_pytorchs(torch, fn, kwargs, shape, device):
 
 
 def test_max_pool_result_forms(torch):
-    x = tt.Tensor(_x(1, 1, 4, 4), requires_grad=True)
+    x = tt.tensor(_x(1, 1, 4, 4), requires_grad=True)
     assert isinstance(F.max_pool2d(x, 2), tt.Tensor)
     out, idx = F.max_pool2d(x, 2, return_indices=True)
     assert out.requires_grad and out.shape == idx.shape == (1, 1, 2, 2)
@@ -76,7 +76,7 @@ def test_max_pool_of_integers_is_pytorchs(torch, dtype):
 def test_overlapping_windows_add_their_gradients(torch):
     x = _x(1, 1, 3, 3)
     x[0, 0, 1, 1] = 10.0  # the centre is every 2x2 window's maximum
-    t = tt.Tensor(x, requires_grad=True)
+    t = tt.tensor(x, requires_grad=True)
     F.max_pool2d(t, 2, stride=1).sum().backward()
     expected = np.zeros((1, 1, 3, 3))
     expected[0, 0, 1, 1] = 4.0
@@ -136,7 +136,7 @@ def test_max_pool_corner_cases_are_pytorchs(torch, pool_path, kwargs, kind, dtyp
     if pool_path == "portable" and kind in ("nan", "signed-zeros"):
         pytest.skip("the portable form's index is the first NaN (PyTorch's the last), its zero either sign")
     x = _pool_input(kind, dtype)
-    t = tt.Tensor(x, requires_grad=True)
+    t = tt.tensor(x, requires_grad=True)
     out, idx = F.max_pool2d(t, **kwargs, return_indices=True)
     ref_x = torch.tensor(x, requires_grad=True)
     ref, ref_idx = torch.nn.functional.max_pool2d(ref_x, **kwargs, return_indices=True)
@@ -146,7 +146,7 @@ def test_max_pool_corner_cases_are_pytorchs(torch, pool_path, kwargs, kind, dtyp
     np.testing.assert_array_equal(np.signbit(out.numpy()), np.signbit(ref.detach().numpy()))
     # each window's gradient goes to its maximum; where windows overlap, the gradients add up
     g = np.random.default_rng(1).standard_normal(out.shape).astype(dtype)
-    out.backward(tt.Tensor(g))
+    out.backward(tt.tensor(g))
     ref.backward(torch.tensor(g))
     np.testing.assert_allclose(t.grad.numpy(), ref_x.grad.numpy(), rtol=1e-6 if dtype == "float32" else 1e-13)
 
@@ -342,7 +342,7 @@ def test_pad_keeps_the_dtype_and_casts_the_value(torch):
 # ----------------------------------------------------------------------------------------- dropout2d
 def test_dropout2d_zeros_whole_channels_and_scales_the_rest(device):
     tt.manual_seed(0)
-    x = tt.Tensor(np.ones((8, 16, 3, 2)), device=device, requires_grad=True)
+    x = tt.tensor(np.ones((8, 16, 3, 2)), device=device, requires_grad=True)
     out = F.dropout2d(x, 0.25)
     values = out.numpy()
     planes = values.reshape(8, 16, -1)
@@ -351,7 +351,7 @@ def test_dropout2d_zeros_whole_channels_and_scales_the_rest(device):
     assert set(np.unique(values).tolist()) == {0.0, 1.0 / 0.75}
     dropped = np.mean(planes[:, :, 0] == 0)
     assert 0.1 < dropped < 0.4  # 128 channels at p=0.25
-    out.backward(tt.Tensor(np.full((8, 16, 3, 2), 2.0), device=device))
+    out.backward(tt.tensor(np.full((8, 16, 3, 2), 2.0), device=device))
     np.testing.assert_array_equal(x.grad.numpy(), values * 2.0)  # the same mask, the same scale
     assert out.device == x.device == x.grad.device
 
@@ -364,7 +364,7 @@ def test_dropout2d_same_seed_same_mask_and_pass_through():
     np.testing.assert_array_equal(F.dropout2d(x).numpy(), first)
     assert F.dropout2d(x, 0.5, training=False) is x
     assert F.dropout2d(x, 0.0) is x
-    y = tt.Tensor(np.full((2, 3, 2, 2), 5.0), requires_grad=True)
+    y = tt.tensor(np.full((2, 3, 2, 2), 5.0), requires_grad=True)
     zeroed = F.dropout2d(y, 1.0)
     np.testing.assert_array_equal(zeroed.numpy(), 0.0)
     zeroed.sum().backward()

@@ -99,9 +99,9 @@ def test_tensor_round_trip_keeps_dtype_shape_device_and_requires_grad(device, dt
     _skip_unsupported(device, dtype)
     floating = dtype.startswith("float")
     tensors = {
-        "matrix": tt.Tensor(_values(dtype), device=device, requires_grad=floating),
-        "scalar": tt.Tensor(_values(dtype, ()), device=device),
-        "empty": tt.Tensor(_values(dtype, (0, 4)), device=device),
+        "matrix": tt.tensor(_values(dtype), device=device, requires_grad=floating),
+        "scalar": tt.tensor(_values(dtype, ()), device=device),
+        "empty": tt.tensor(_values(dtype, (0, 4)), device=device),
     }
     save(tensors, tmp_path / "t.tt")
     loaded = load(tmp_path / "t.tt")
@@ -138,25 +138,25 @@ def test_a_long_double_tensor_is_refused_naming_its_dtype(tmp_path):
 
 def test_map_location_moves_tensors_and_leaves_numpy_arrays(device, tmp_path):
     path = tmp_path / "m.tt"
-    save({"t": tt.Tensor(_values("float32"), device=device), "a": _values("float64")}, path)
+    save({"t": tt.tensor(_values("float32"), device=device), "a": _values("float64")}, path)
 
     on_cpu = load(path, map_location="cpu")
     assert on_cpu["t"].device == "cpu"
     np.testing.assert_array_equal(on_cpu["t"].numpy(), _values("float32"))
     assert type(on_cpu["a"]) is np.ndarray
 
-    saved_on = tt.Tensor([1.0]).to(device).device  # "cuda" is saved as "cuda:0"
+    saved_on = tt.tensor([1.0]).to(device).device  # "cuda" is saved as "cuda:0"
     mapped = load(path, map_location={saved_on: "cpu"})
     assert mapped["t"].device == "cpu"
 
-    save({"t": tt.Tensor(_values("float32")), "a": _values("float64")}, path)
+    save({"t": tt.tensor(_values("float32")), "a": _values("float64")}, path)
     moved = load(path, map_location=device)
     assert moved["t"].device == saved_on
     assert type(moved["a"]) is np.ndarray  # numpy arrays stay numpy arrays, as in PyTorch
 
 
 def test_device_arrays_round_trip(other_device, tmp_path):
-    data = tt.Tensor(_values("float32"), device=other_device)._data  # a CuPy or array_api_strict array
+    data = tt.tensor(_values("float32"), device=other_device)._data  # a CuPy or array_api_strict array
     save({"exp_avg": data}, tmp_path / "d.tt")
     back = load(tmp_path / "d.tt")["exp_avg"]
     assert type(back) is type(data)
@@ -200,7 +200,7 @@ def test_containers_scalars_and_numpy_values_round_trip(tmp_path):
 
 def test_optimizer_state_dict_layout_round_trips(device, tmp_path):
     # PyTorch's layout: int parameter ids as keys, tuples of hyper-parameters, tensors or raw arrays.
-    exp_avg = tt.Tensor(_values("float32"), device=device)
+    exp_avg = tt.tensor(_values("float32"), device=device)
     state = {
         "state": {
             0: {"step": 3, "exp_avg": exp_avg, "exp_avg_sq": exp_avg._data * 0 + 1},
@@ -240,7 +240,7 @@ def _mlp():
 def test_model_saved_and_loaded_into_a_fresh_model_gives_identical_outputs(device, tmp_path):
     tt.manual_seed(0)
     model = _mlp().to(device)
-    x = tt.Tensor(_values("float32", (5, 4)), device=device)
+    x = tt.tensor(_values("float32", (5, 4)), device=device)
     model.save(tmp_path / "model.tt")
 
     fresh = _mlp().to(device)
@@ -287,7 +287,7 @@ def test_cuda_tensor_where_cuda_is_unusable_suggests_map_location(tmp_path):
 
 
 def test_file_is_readable_with_zipfile_json_and_numpy_alone(tmp_path):
-    obj = {"w": tt.Tensor(_values("float32")), 3: (1.5, "x", [np.int32(4)]), "nan": math.nan}
+    obj = {"w": tt.tensor(_values("float32")), 3: (1.5, "x", [np.int32(4)]), "nan": math.nan}
     save(obj, tmp_path / "plain.tt")
     plain = read_without_tinytensor(tmp_path / "plain.tt")
     np.testing.assert_array_equal(plain["w"], obj["w"].numpy())
@@ -295,7 +295,7 @@ def test_file_is_readable_with_zipfile_json_and_numpy_alone(tmp_path):
 
 
 def test_same_object_gives_the_same_bytes_and_ordinary_permissions(tmp_path):
-    obj = {"w": tt.Tensor(_values("float32")), "step": 1}
+    obj = {"w": tt.tensor(_values("float32")), "step": 1}
     save(obj, tmp_path / "a.tt")
     save(obj, tmp_path / "b.tt")
     assert (tmp_path / "a.tt").read_bytes() == (tmp_path / "b.tt").read_bytes()
@@ -307,7 +307,7 @@ def test_same_object_gives_the_same_bytes_and_ordinary_permissions(tmp_path):
 # ---------------------------------------------------------------------------- atomic writes
 def test_failed_save_leaves_no_file_and_keeps_an_existing_one(tmp_path):
     # The lambda comes after two tensors, so the failure happens with arrays already written.
-    bad = {"a": tt.Tensor(_values("float32")), "b": tt.Tensor(_values("float64")), "layers": [1, 2, lambda x: x]}
+    bad = {"a": tt.tensor(_values("float32")), "b": tt.tensor(_values("float64")), "layers": [1, 2, lambda x: x]}
     with pytest.raises(TypeError, match=r"obj\['layers'\]\[2\]"):
         save(bad, tmp_path / "new.tt")
     assert list(tmp_path.iterdir()) == []
@@ -390,7 +390,7 @@ def test_1x_file_loads_and_computes_what_1x_computed(protocol, tmp_path):
     model.load(path)
     assert model[0].weight.shape == (8, 4) and model[0].bias.shape == (8,)
     x = _values("float32", (5, 4))
-    np.testing.assert_allclose(model(tt.Tensor(x)).numpy(), _1x_forward(state, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(model(tt.tensor(x)).numpy(), _1x_forward(state, x), rtol=1e-5, atol=1e-5)
 
 
 class _Encoder(nn.Module):
@@ -419,7 +419,7 @@ def test_1x_nested_modules_square_weights_and_layernorm_convert(tmp_path):
     np.testing.assert_array_equal(model.proj.weight.numpy(), state["proj.weight"].T)
     x = _values("float32", (4, 3))
     np.testing.assert_allclose(
-        model.proj(tt.Tensor(x)).numpy(), x @ state["proj.weight"] + state["proj.bias"], rtol=1e-5, atol=1e-5
+        model.proj(tt.tensor(x)).numpy(), x @ state["proj.weight"] + state["proj.bias"], rtol=1e-5, atol=1e-5
     )
     np.testing.assert_array_equal(model.head[0].weight.numpy(), state["head.layers.0.weight"].T)
 
@@ -444,7 +444,7 @@ def test_1x_gpu_file_loads_without_cupy(tmp_path):
     model = _mlp()
     model.load(tmp_path / "gpu_1x.tt")
     x = _values("float32", (5, 4))
-    np.testing.assert_allclose(model(tt.Tensor(x)).numpy(), _1x_forward(state, x), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(model(tt.tensor(x)).numpy(), _1x_forward(state, x), rtol=1e-5, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------- bad input: one table
@@ -468,7 +468,7 @@ def _saved_then(mangle):
     """Save a small object, change the file's bytes with ``mangle``, load it."""
 
     def run(tmp):
-        save({"w": tt.Tensor(np.arange(64, dtype=np.float32))}, tmp / "bad.tt")
+        save({"w": tt.tensor(np.arange(64, dtype=np.float32))}, tmp / "bad.tt")
         path = tmp / "bad.tt"
         path.write_bytes(mangle(path.read_bytes()))
         return load(path)
@@ -541,7 +541,7 @@ BAD_INPUTS = [
         TypeError,
         r"obj: .*Pair is not supported .*tuple\(value\)",
     ),
-    ("save-tensor-key", _save({tt.Tensor([1.0]): 1}), TypeError, r"a key of obj: Tensor key"),
+    ("save-tensor-key", _save({tt.tensor([1.0]): 1}), TypeError, r"a key of obj: Tensor key"),
     ("save-cycle", _save(_cycle()), TypeError, r"obj\[1\]: it contains itself"),
     ("save-not-a-path", lambda tmp: save({}, 3.5), TypeError, r"path must be a file path .* got float"),
     # not .tt files

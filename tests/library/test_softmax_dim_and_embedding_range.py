@@ -17,7 +17,7 @@ from tinytensor.nn import functional as F
 def test_functional_without_dim_picks_torchs_axis_and_warns_at_the_caller(torch, name, ndim):
     x = np.random.default_rng(0).standard_normal((2, 3, 4, 5)[:ndim])
     with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} has been deprecated") as record:
-        out = getattr(F, name)(tt.Tensor(x))
+        out = getattr(F, name)(tt.tensor(x))
     assert [w.filename for w in record] == [__file__]  # the warning names this line
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
@@ -58,7 +58,7 @@ def test_method_and_tt_need_dim_as_in_torch(torch, name):
 
 def test_dtype_argument_casts_first(torch):
     x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
-    mine = tt.Tensor(x, requires_grad=True)
+    mine = tt.tensor(x, requires_grad=True)
     out = F.log_softmax(mine, dim=1, dtype="float64")
     ref = torch.nn.functional.log_softmax(torch.tensor(x), dim=1, dtype=torch.float64)
     assert out.dtype == np.float64
@@ -94,10 +94,10 @@ def test_embedding_in_range_and_empty_indices(device):
 
 def test_embedding_and_linear_take_pytorchs_keyword_names(torch):
     weight = np.arange(8.0).reshape(4, 2)
-    rows = F.embedding(input=tt.tensor([3, 0]), weight=tt.Tensor(weight))
+    rows = F.embedding(input=tt.tensor([3, 0]), weight=tt.tensor(weight))
     ref = torch.nn.functional.embedding(input=torch.tensor([3, 0]), weight=torch.tensor(weight))
     np.testing.assert_array_equal(rows.numpy(), ref.numpy())
     x, bias = np.ones((3, 2)), np.array([0.5, -1.0, 2.0, 0.0])
-    out = F.linear(input=tt.Tensor(x), weight=tt.Tensor(weight), bias=tt.Tensor(bias))
+    out = F.linear(input=tt.tensor(x), weight=tt.tensor(weight), bias=tt.tensor(bias))
     ref = torch.nn.functional.linear(input=torch.tensor(x), weight=torch.tensor(weight), bias=torch.tensor(bias))
     np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-12)

@@ -15,7 +15,7 @@ from tinytensor import nn
 
 
 def test_properties():
-    x = tt.Tensor(np.zeros((2, 3), np.float32), requires_grad=True)
+    x = tt.tensor(np.zeros((2, 3), np.float32), requires_grad=True)
     assert x.shape == (2, 3) and x.ndim == 2 and x.dtype == np.float32
     assert x.device == "cpu" and x.requires_grad and x.grad is None and x.is_leaf
     assert isinstance(x.numpy(), np.ndarray) and x.numel() == 6 and len(x) == 2
@@ -24,7 +24,7 @@ def test_properties():
 
 def test_constructor_copies_its_input():
     arr = np.ones(3, np.float32)
-    t = tt.Tensor(arr)
+    t = tt.tensor(arr)
     arr[0] = 5
     assert t.numpy()[0] == 1
     shared = tt.from_numpy(arr)
@@ -42,7 +42,7 @@ def test_creation_functions():
     assert r.dtype == np.float32 and abs(float(r.mean().item())) < 0.15 and 0.8 < float(r.var().item()) < 1.2
     u = tt.rand(1000)
     assert 0.0 <= float(u.min().item()) and float(u.max().item()) < 1.0
-    like = tt.Tensor(np.zeros((2, 2)))
+    like = tt.tensor(np.zeros((2, 2)))
     for made in (
         tt.zeros_like(like),
         tt.ones_like(like),
@@ -62,28 +62,28 @@ def test_manual_seed_repeats_values():
 
 
 def test_to_dtype_is_differentiable_and_numpy_item_tolist():
-    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    x = tt.tensor([1.0, 2.0], requires_grad=True)
     y = x.to("float64")
     assert y.dtype == np.float64
     (y * y).sum().backward()
     assert x.grad.dtype == np.float32
     np.testing.assert_allclose(x.grad, [2.0, 4.0])
-    assert tt.Tensor([[3.5]]).item() == 3.5
-    assert tt.Tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
+    assert tt.tensor([[3.5]]).item() == 3.5
+    assert tt.tensor([1.0, 2.0]).tolist() == [1.0, 2.0]
     with pytest.raises(ValueError, match="one-element"):
-        tt.Tensor([1.0, 2.0]).item()
+        tt.tensor([1.0, 2.0]).item()
 
 
 def test_to_same_device_returns_self_and_cpu_is_a_noop():
-    x = tt.Tensor([1.0])
+    x = tt.tensor([1.0])
     assert x.to("cpu") is x and x.cpu() is x
 
 
 def test_unknown_device_string_is_named():
     with pytest.raises(tt.DeviceError, match="unknown device 'tpu'"):
-        tt.Tensor([1.0]).to("tpu")
+        tt.tensor([1.0]).to("tpu")
     with pytest.raises(tt.DeviceError, match="unknown device 'cuda:x'"):
-        tt.Tensor([1.0]).to("cuda:x")
+        tt.tensor([1.0]).to("cuda:x")
 
 
 def test_cuda_unavailable_error_says_why(monkeypatch):
@@ -93,7 +93,7 @@ def test_cuda_unavailable_error_says_why(monkeypatch):
     if status.device_usable:
         pytest.skip(reason="a usable CUDA device exists here; the error path cannot be exercised")
     with pytest.raises(tt.CudaUnavailableError) as info:
-        tt.Tensor([1.0]).to("cuda")
+        tt.tensor([1.0]).to("cuda")
     message = str(info.value)
     assert "cannot be used" in message and "fix:" in message
     for problem in status.problems:  # every problem is named, the extension too
@@ -104,11 +104,11 @@ def test_cuda_unavailable_error_says_why(monkeypatch):
 
 def test_mixing_devices_names_both():
     pytest.importorskip("array_api_strict", reason="array_api_strict is not installed")
-    a = tt.Tensor([1.0, 2.0])
-    b = tt.Tensor([1.0, 2.0], device="strict:device1")
+    a = tt.tensor([1.0, 2.0])
+    b = tt.tensor([1.0, 2.0], device="strict:device1")
     with pytest.raises(tt.DeviceError, match="cpu.*strict:device1|strict:device1.*cpu"):
         a + b
-    c = tt.Tensor([1.0, 2.0], device="strict:device2")
+    c = tt.tensor([1.0, 2.0], device="strict:device2")
     with pytest.raises(tt.DeviceError, match="device1.*device2"):
         b * c
     with pytest.raises(tt.DeviceError):
@@ -116,11 +116,11 @@ def test_mixing_devices_names_both():
 
 
 def test_shape_mismatch_messages_carry_both_shapes():
-    a = tt.Tensor(np.ones((2, 3)))
+    a = tt.tensor(np.ones((2, 3)))
     with pytest.raises(tt.ShapeError, match=r"\(2, 3\) and \(4,\)"):
-        a + tt.Tensor(np.ones(4))
+        a + tt.tensor(np.ones(4))
     with pytest.raises(tt.ShapeError, match=r"\(2, 3\) and \(4, 5\).*\(3\).*\(4\)"):
-        a @ tt.Tensor(np.ones((4, 5)))
+        a @ tt.tensor(np.ones((4, 5)))
     with pytest.raises(tt.ShapeError, match=r"\(2, 3\) into \(4,\)"):
         a.reshape(4)
     with pytest.raises(tt.ShapeError, match="axis 2 is out of range"):
@@ -128,7 +128,7 @@ def test_shape_mismatch_messages_carry_both_shapes():
 
 
 def test_numpy_arrays_on_the_left_give_tensors():
-    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    x = tt.tensor([1.0, 2.0], requires_grad=True)
     y = np.array([2.0, 3.0], np.float32) * x
     assert isinstance(y, tt.Tensor)
     y.sum().backward()
@@ -137,7 +137,7 @@ def test_numpy_arrays_on_the_left_give_tensors():
 
 def test_dlpack_roundtrip_with_torch():
     torch = pytest.importorskip("torch", reason="PyTorch (DLPack peer) is installed only on Python 3.11")
-    x = tt.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x = tt.tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
     t = torch.from_dlpack(x)
     assert tuple(t.shape) == (2, 3)
     t[0, 0] = 42.0  # zero-copy: the same memory
@@ -147,7 +147,7 @@ def test_dlpack_roundtrip_with_torch():
 
 
 def test_setitem_refused_inside_a_graph():
-    x = tt.Tensor([1.0, 2.0], requires_grad=True)
+    x = tt.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="in-place"):
         x[0] = 3.0
     with tt.no_grad():
@@ -156,16 +156,16 @@ def test_setitem_refused_inside_a_graph():
 
 
 def test_repr_mentions_device_dtype_and_grad(other_device):
-    text = repr(tt.Tensor(np.zeros(2), requires_grad=True))
+    text = repr(tt.tensor(np.zeros(2), requires_grad=True))
     assert "dtype=float64" in text and "requires_grad=True" in text
     assert "device" not in text  # the CPU goes unsaid, as in PyTorch
-    moved = tt.Tensor(np.zeros(2, np.float32), device=other_device)
+    moved = tt.tensor(np.zeros(2, np.float32), device=other_device)
     assert f"device={str(moved.device)!r}" in repr(moved)  # as PyTorch: device='cuda:0'
 
 
 def test_quickstart_from_the_readme():
-    x = tt.Tensor([[1.0, 2.0]])
-    w = tt.Tensor([[1.0], [1.0]])
+    x = tt.tensor([[1.0, 2.0]])
+    w = tt.tensor([[1.0], [1.0]])
     if tt.cuda_status().device_usable:
         x, w = x.to("cuda"), w.to("cuda")
         assert (x @ w).item() == 3.0
@@ -246,13 +246,13 @@ def test_operations_table_is_what_the_generator_writes():
 
 
 def _probe_inputs():
-    x = tt.Tensor(np.linspace(0.25, 1.5, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
-    y = tt.Tensor(np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    x = tt.tensor(np.linspace(0.25, 1.5, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
+    y = tt.tensor(np.linspace(0.5, 2.0, 12, dtype=np.float32).reshape(3, 4), requires_grad=True)
     return x, y
 
 
 # The ops that need more than one or two (3, 4) float tensors: arguments that make them run.
-_LABELS = tt.Tensor([0, 2, 1])
+_LABELS = tt.tensor([0, 2, 1])
 _PROBE_CALLS = {
     "clip": lambda fn, x, y: fn(x, -0.5, 0.5),
     "clamp": lambda fn, x, y: fn(x, -0.5, 0.5),
@@ -271,7 +271,7 @@ _PROBE_CALLS = {
     "chunk": lambda fn, x, y: fn(x, 2)[0],
     "split": lambda fn, x, y: fn(x, 2)[0],
     "repeat": lambda fn, x, y: fn(x, 2, 1),
-    "gather": lambda fn, x, y: fn(x, 1, tt.Tensor([[0], [3], [1]])),
+    "gather": lambda fn, x, y: fn(x, 1, tt.tensor([[0], [3], [1]])),
     "masked_fill": lambda fn, x, y: fn(x, x > 0, 0.0),
     "masked_fill_": lambda fn, x, y: fn(x, x > 0, 0.0),
     "topk": lambda fn, x, y: fn(x, 2).values,
@@ -396,8 +396,8 @@ FUNCTIONS = [
 @pytest.mark.parametrize("side", ["left", "right", "both"])
 def test_a_parameter_works_on_either_side(fn, side, device):
     values = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32), np.array([[0.5, 2.0], [1.5, 5.0]], np.float32)
-    plain = [tt.Tensor(v, device=device) for v in values]
-    mixed = [nn.Parameter(tt.Tensor(v, device=device)) if side in (pos, "both") else tt.Tensor(v, device=device)
+    plain = [tt.tensor(v, device=device) for v in values]
+    mixed = [nn.Parameter(tt.tensor(v, device=device)) if side in (pos, "both") else tt.tensor(v, device=device)
              for v, pos in zip(values, ("left", "right"))]  # fmt: skip
     expected = fn(*plain)
     got = fn(*mixed)
@@ -443,14 +443,14 @@ REFLECTED = [
 
 @pytest.mark.parametrize("expr,fn,message", REFLECTED, ids=[r[0] for r in REFLECTED])
 def test_unsupported_operands_raise_type_error_like_pytorch(expr, fn, message):
-    t = tt.Tensor([1.0, 2.0])
+    t = tt.tensor([1.0, 2.0])
     with pytest.raises(TypeError, match=message):
         fn(t)
 
 
 def test_negative_gather_indices_keep_their_gradient_rows(device):
-    w = tt.Tensor(np.arange(8.0).reshape(4, 2), device=device, requires_grad=True)
-    idx = tt.Tensor(np.array([-1, 0, -1, -4]), device=device)
+    w = tt.tensor(np.arange(8.0).reshape(4, 2), device=device, requires_grad=True)
+    idx = tt.tensor(np.array([-1, 0, -1, -4]), device=device)
     out = w[idx]
     np.testing.assert_array_equal(out.numpy(), np.arange(8.0).reshape(4, 2)[[-1, 0, -1, -4]])
     out.sum().backward()
@@ -485,7 +485,7 @@ DIM_CALLS = [
 @pytest.mark.parametrize("name,dim_form,axis_form", DIM_CALLS, ids=[c[0] for c in DIM_CALLS])
 @pytest.mark.parametrize("keep", [False, True])
 def test_dim_and_axis_spellings_agree(name, dim_form, axis_form, keep, device):
-    x = tt.Tensor(np.random.default_rng(0).standard_normal((2, 3, 4)), device=device)
+    x = tt.tensor(np.random.default_rng(0).standard_normal((2, 3, 4)), device=device)
     a, b = dim_form(x, keep), axis_form(x, keep)
     assert a.shape == b.shape and a.dtype == b.dtype and a.device == b.device
     np.testing.assert_allclose(a.numpy(), b.numpy())
@@ -500,14 +500,14 @@ def test_both_spellings_at_once_are_refused():
 
 
 def test_max_with_dim_returns_values_and_indices_like_pytorch():
-    x = tt.Tensor([[1.0, 5.0, 5.0], [7.0, 2.0, 3.0]], requires_grad=True)
+    x = tt.tensor([[1.0, 5.0, 5.0], [7.0, 2.0, 3.0]], requires_grad=True)
     values, indices = x.max(dim=1)
     assert values.tolist() == [5.0, 7.0] and indices.tolist() == [1, 0] and indices.dtype == np.int64
     values.sum().backward()  # the gradient goes to the first maximum only, as in PyTorch
     np.testing.assert_array_equal(x.grad, [[0, 1, 0], [1, 0, 0]])
     assert x.max(1).indices.tolist() == [1, 0]  # positional dim: PyTorch's form too
     assert x.max().item() == 7.0 and x.max(axis=1).tolist() == [5.0, 7.0]  # numpy's spelling: values
-    assert tt.max(x, tt.Tensor([[2.0] * 3] * 2)).tolist() == [[2, 5, 5], [7, 2, 3]]  # torch.max(a, b)
+    assert tt.max(x, tt.tensor([[2.0] * 3] * 2)).tolist() == [[2, 5, 5], [7, 2, 3]]  # torch.max(a, b)
     assert x.min(dim=0, keepdim=True).values.shape == (1, 3)
 
 
@@ -518,11 +518,11 @@ def test_squeeze_of_a_dim_that_is_not_one_is_a_no_op_like_pytorch():
 
 # ---------------------------------------------------------------------------- methods
 def test_tensor_methods_a_pytorch_user_reaches_for():
-    x = tt.Tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]])
+    x = tt.tensor([[1.0, -2.0, 3.0], [4.0, 5.0, -6.0]])
     assert x.argmax().item() == 4 and x.argmin().item() == 5 and x.argmax(dim=1).tolist() == [2, 1]
     assert x.view(3, 2).shape == (3, 2) and x.view(-1).shape == (6,)
     assert x.t().shape == (3, 2) and x.T.shape == (3, 2) and x.mT.shape == (3, 2)
-    assert tt.Tensor([1.0, 2.0]).t().shape == (2,)
+    assert tt.tensor([1.0, 2.0]).t().shape == (2,)
     assert x.long().dtype == np.int64 and x.int().dtype == np.int32 and x.bool().dtype == np.bool_
     assert x.long().float().dtype == np.float32 and x.double().dtype == np.float64 and x.half().dtype == np.float16
     assert (x > 0).all().item() is False and (x > 0).any().item() is True
@@ -536,20 +536,20 @@ def test_tensor_methods_a_pytorch_user_reaches_for():
 
 
 def test_format_and_iteration():
-    loss = tt.Tensor(0.123456)
-    assert f"{loss:.4f}" == "0.1235" and f"{tt.Tensor([2.5]):.1f}" == "2.5" and f"{tt.tensor(3):d}" == "3"
-    assert f"{tt.Tensor([1.0, 2.0])}" == repr(tt.Tensor([1.0, 2.0]))
+    loss = tt.tensor(0.123456)
+    assert f"{loss:.4f}" == "0.1235" and f"{tt.tensor([2.5]):.1f}" == "2.5" and f"{tt.tensor(3):d}" == "3"
+    assert f"{tt.tensor([1.0, 2.0])}" == repr(tt.tensor([1.0, 2.0]))
     with pytest.raises(TypeError, match="only one-element tensors format as numbers"):
-        _ = f"{tt.Tensor([1.0, 2.0]):.2f}"
+        _ = f"{tt.tensor([1.0, 2.0]):.2f}"
     with pytest.raises(TypeError, match="iteration over a 0-d tensor"):
         iter(loss)
-    rows = list(tt.Tensor([[1.0, 2.0], [3.0, 4.0]]))
+    rows = list(tt.tensor([[1.0, 2.0], [3.0, 4.0]]))
     assert [r.tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0]]
     assert [int(v) for v in tt.arange(3)] == [0, 1, 2]
 
 
 def test_logical_operators_on_masks():
-    a = tt.Tensor([1.0, 2.0, 3.0])
+    a = tt.tensor([1.0, 2.0, 3.0])
     assert ((a > 1) & (a < 3)).tolist() == [False, True, False]
     assert ((a < 2) | (a > 2)).tolist() == [True, False, True]
     assert (~(a > 1)).tolist() == [True, False, False]
@@ -558,9 +558,9 @@ def test_logical_operators_on_masks():
 
 
 def test_in_place_ops(device):
-    x = tt.Tensor([1.0, 2.0, 3.0], device=device)
+    x = tt.tensor([1.0, 2.0, 3.0], device=device)
     assert x.add_(1.0) is x and x.tolist() == [2.0, 3.0, 4.0]
-    x.sub_(tt.Tensor([1.0, 1.0, 1.0], device=device), alpha=2)
+    x.sub_(tt.tensor([1.0, 1.0, 1.0], device=device), alpha=2)
     assert x.tolist() == [0.0, 1.0, 2.0]
     x.mul_(3).div_(2)
     assert x.tolist() == [0.0, 1.5, 3.0]
@@ -568,7 +568,7 @@ def test_in_place_ops(device):
     assert x.tolist() == [0.5, 1.5, 2.0]
     x.fill_(7)
     assert x.tolist() == [7.0, 7.0, 7.0]
-    x.copy_(tt.Tensor([1.0, 2.0, 3.0], device=device))
+    x.copy_(tt.tensor([1.0, 2.0, 3.0], device=device))
     assert x.tolist() == [1.0, 2.0, 3.0]
     assert x.zero_().tolist() == [0.0, 0.0, 0.0]
     view = x[1:]
@@ -592,7 +592,7 @@ def test_in_place_ops_keep_dtype_and_shape():
 def test_floor_division_modulo_and_randint():
     a = tt.tensor([7, -7, 5])
     assert (a // 2).tolist() == [3, -4, 2] and (a % 3).tolist() == [1, 2, 2]
-    assert not (tt.Tensor([1.5], requires_grad=True) % 1.0).requires_grad  # no gradient, as torch's
+    assert not (tt.tensor([1.5], requires_grad=True) % 1.0).requires_grad  # no gradient, as torch's
     tt.manual_seed(0)
     r = tt.randint(3, 7, (1000,))
     assert r.dtype == np.int64 and r.shape == (1000,) and set(r.tolist()) == {3, 4, 5, 6}

@@ -173,13 +173,13 @@ def test_restores_copies_of_the_best_weights(device):
     stopper = EarlyStopping(model, patience=2)
     best = _weights(model)
     where = next(model.parameters()).device  # "cuda" is reported as "cuda:0"
-    assert stopper(tt.Tensor(0.5, device=device)) is False  # a 0-d loss tensor on the device
+    assert stopper(tt.tensor(0.5, device=device)) is False  # a 0-d loss tensor on the device
     # A real optimizer step updates the parameters in place: the saved copy must not follow it.
     x = tt.randn(8, 3).to(device)
     opt = optim.SGD(model.parameters(), lr=0.5)
     model(x).sum().backward()
     opt.step()
-    assert stopper(tt.Tensor([0.7], device=device)) is False  # a one-element loss tensor
+    assert stopper(tt.tensor([0.7], device=device)) is False  # a one-element loss tensor
     _shift_in_place(model, 3.0)
     for name, saved in stopper.best_state_dict.items():
         assert saved.device == where
@@ -229,7 +229,7 @@ BAD_INPUT = [
      r"restore_best_weights must be True or False"),
     ("loss-str", _stopper_call("0.5"), TypeError, r"EarlyStopping: val_loss must be a number .* got str"),
     ("loss-none", _stopper_call(None), TypeError, r"val_loss must be a number .* got NoneType"),
-    ("loss-vector", _stopper_call(tt.Tensor([0.5, 0.4])), ValueError,
+    ("loss-vector", _stopper_call(tt.tensor([0.5, 0.4])), ValueError,
      r"EarlyStopping: val_loss must hold one number, got a Tensor of shape \(2,\)"),
 ]  # fmt: skip
 

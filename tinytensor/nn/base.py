@@ -37,6 +37,24 @@ class LoadResult(_IncompatibleKeys):
         return super().__repr__()
 
 
+class Parameters(list[Tensor]):
+    """What ``Module.parameters()`` returns: a list of the parameters that is also its own
+    iterator. ``next()`` walks it once, as PyTorch's generator; ``len()``, indexing and ``for``
+    loops see every parameter, as 1.x's list."""
+
+    __slots__ = ("_position",)
+
+    def __init__(self, items: Iterable[Tensor] = ()) -> None:
+        super().__init__(items)
+        self._position = 0
+
+    def __next__(self) -> Tensor:
+        if self._position >= len(self):
+            raise StopIteration
+        self._position += 1
+        return self[self._position - 1]
+
+
 class Module:
     """Base class of layers and models, as PyTorch's ``torch.nn.Module``.
 
@@ -113,10 +131,12 @@ class Module:
         saves, but that is not a parameter (not trained), such as BatchNorm1d's running statistics.
 
         ``value`` is a Tensor, None (no buffer yet: nothing is saved under the name), or anything
-        ``Tensor()`` accepts (an array, Python numbers), which is converted. It becomes the
-        attribute ``name``.
+        ``tt.tensor()`` accepts (an array, Python numbers), which is converted with its dtype
+        inferred (an int count stays int64). It becomes the attribute ``name``.
         """
-        value = value if isinstance(value, Tensor) or value is None else Tensor(value)
+        value = (
+            value if isinstance(value, Tensor) or value is None else wrap(as_array(value, None, "register_buffer()"))
+        )
         object.__setattr__(self, name, value)
         self._buffers[name] = value
 
@@ -195,11 +215,13 @@ class Module:
                 seen.add(id(p))
                 yield (f"{mod_name}.{name}" if mod_name else name), p
 
-    def parameters(self, recurse: bool = True) -> Iterator[Tensor]:
+    def parameters(self, recurse: bool = True) -> Parameters:
         """Every parameter (each once), in ``named_parameters()`` order: what an optimizer takes,
-        as in ``SGD(model.parameters(), lr=0.1)``. ``recurse=False``: this module's own only."""
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        as in ``SGD(model.parameters(), lr=0.1)``. ``recurse=False``: this module's own only.
+
+        The result is an iterator, as PyTorch's generator is (``next(model.parameters())``), and
+        also a list, as 1.x's was (``len(model.parameters())``, ``model.parameters()[0]``)."""
+        return Parameters(p for _, p in self.named_parameters(recurse=recurse))
 
     def named_buffers(self) -> Iterator[tuple[str, Tensor]]:
         """``(name, buffer)`` for each buffer of this module and the modules below it (None

@@ -75,6 +75,8 @@ def coerce(value: object, like: Tensor) -> Tensor | float | None:
         # a float64 numpy scalar must not upcast a float32 tensor
         number: float = value.item()
         return number if value.dtype.kind in "biuf" else None
+    if isinstance(value, (int, float)):  # a subclass (an IntEnum, ``x.size``): its plain number
+        return int(value) if isinstance(value, int) else float(value)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         array = plain_array(value)
         try:

@@ -218,11 +218,16 @@ def _as_tensor(a: TensorLike, other: object, fn: str) -> Tensor:
     return tensor_arg(a, fn, "input")
 
 
-def leaky_relu(a: Tensor, negative_slope: object = 0.01) -> Tensor:
-    """``x`` where ``x > 0``, else ``negative_slope * x`` (PyTorch's ``leaky_relu``).
+def leaky_relu(a: Tensor, negative_slope: object = 0.01, *, alpha: object = None) -> Tensor:
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (PyTorch's ``leaky_relu``; also the
+    method ``x.leaky_relu()``, as in 1.x, whose name for ``negative_slope`` was ``alpha``).
 
     The gradient at exactly 0 is ``negative_slope``, as in PyTorch.
     """
+    if alpha is not None:
+        if negative_slope != 0.01:
+            raise TypeError("leaky_relu: pass negative_slope or alpha (1.x's name for it), not both")
+        negative_slope = alpha
     if isinstance(negative_slope, bool) or not isinstance(negative_slope, numbers.Real):
         raise TypeError(f"leaky_relu: negative_slope must be a real number, got {type(negative_slope).__name__}")
     slope = float(negative_slope)

@@ -12,7 +12,9 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple, TypeAlias, overload
 
 import numpy as np
+import numpy.typing as npt
 
+from .. import dtypes
 from ..argcheck import dim_arg, keepdim_arg
 from ..array_types import Array, Namespace, Shape
 from ..autograd import GRAD_ENABLED, saves_nothing
@@ -98,13 +100,30 @@ def _sum_bwd(bk: Backend, g: Array, x: Array, out: Array, axes: tuple[int, ...])
     return bk.copy(bk.xp.broadcast_to(g, x.shape))
 
 
+def _accumulate_as(fn: str, a: Tensor, dtype: npt.DTypeLike | None, out: None, float_only: bool) -> Tensor:
+    """``a`` cast to ``dtype`` (PyTorch's ``sum(dtype=)``/``mean(dtype=)``: the cast comes first, and
+    the gradient flows back through it). ``out`` is accepted as None only: numpy's ``np.sum(x)``
+    and ``np.mean(x)`` pass ``dtype=None, out=None`` to the tensor's method."""
+    if out is not None:
+        raise TypeError(f"{fn}(): out= is not supported; use the returned tensor")
+    if dtype is None:
+        return a
+    resolved = dtypes.resolve(dtype, f"{fn}()")
+    assert resolved is not None
+    if float_only and resolved.kind != "f":
+        raise TypeError(f"{fn}(): dtype must be a floating-point dtype, got {resolved}")
+    return a.to(resolved)
+
+
 def sum(  # noqa: A001
     a: Tensor,
     dim: int | Sequence[int] | None = None,
     keepdim: bool = False,
     *,
+    dtype: npt.DTypeLike | None = None,
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
+    out: None = None,
 ) -> Tensor:
     """The sum over the axes (all by default).
 
@@ -114,11 +133,15 @@ def sum(  # noqa: A001
         The axes to reduce; all of them when None. ``axis`` is numpy's spelling (pass one).
     keepdim : bool
         Keep the reduced axes with size 1. ``keepdims`` is numpy's spelling.
+    dtype : dtype, optional
+        Cast the input to this dtype first (``x.sum(dtype=tt.float64)`` sums float16 values in
+        float64); the gradient is cast back.
 
     Raises
     ------
     TypeError
-        ``dim`` is not an int or a sequence of ints, or both spellings are given.
+        ``dim`` is not an int or a sequence of ints, both spellings are given, or ``dtype`` is
+        not a supported dtype.
     ShapeError
         An axis is out of range or repeated.
 
@@ -127,6 +150,7 @@ def sum(  # noqa: A001
     >>> tt.Tensor([[1.0, 2.0], [3.0, 4.0]]).sum(dim=0)
     Tensor([4., 6.])
     """
+    a = _accumulate_as("sum", a, dtype, out, float_only=False)
     return _reduce(a, dim_arg("sum", dim, axis), keepdim_arg("sum", keepdim, keepdims), _sum_fwd, _sum_bwd)
 
 
@@ -144,12 +168,18 @@ def mean(
     dim: int | Sequence[int] | None = None,
     keepdim: bool = False,
     *,
+    dtype: npt.DTypeLike | None = None,
     axis: int | Sequence[int] | None = None,
     keepdims: bool | None = None,
+    out: None = None,
 ) -> Tensor:
-    """The mean over the axes (all by default); floating-point tensors only."""
+    """The mean over the axes (all by default), as ``sum``; floating-point tensors only, or any
+    tensor with a floating-point ``dtype=`` to compute in (``x.mean(dtype=tt.float64)``)."""
+    a = _accumulate_as("mean", a, dtype, out, float_only=True)
     if not backend_of(a._data).is_float(a._data):
-        raise TypeError(f"mean() needs a floating-point tensor, got dtype {a.dtype}; convert with .float()")
+        raise TypeError(
+            f"mean() needs a floating-point tensor, got dtype {a.dtype}; convert with .float() or pass dtype="
+        )
     return _reduce(a, dim_arg("mean", dim, axis), keepdim_arg("mean", keepdim, keepdims), _mean_fwd, _mean_bwd)
 
 

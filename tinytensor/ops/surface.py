@@ -101,7 +101,7 @@ OPS: tuple[Op, ...] = (
     _everywhere("log", elementwise.log),
     _everywhere("sqrt", elementwise.sqrt),
     *(Op(name, fn, (name,), tt=True, functional=True) for name, fn in ACTIVATION_OPS.items()),
-    Op("leaky_relu", elementwise.leaky_relu, functional=True),
+    Op("leaky_relu", elementwise.leaky_relu, ("leaky_relu",), functional=True),
     _everywhere("clip", elementwise.clip, "clamp"),
     Op("clamp", elementwise.clip, tt=True),
     Op("maximum", elementwise.maximum, ("maximum",), tt=True, converts_first=False),

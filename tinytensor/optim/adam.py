@@ -185,6 +185,12 @@ class Adam(Optimizer):
 
     _KEYS = ("exp_avg", "exp_avg_sq")
 
+    @property
+    def t(self) -> int:
+        """The number of steps taken (1.x's ``optimizer.t``): the largest ``"step"`` in the state, 0
+        before the first. PyTorch has no such attribute; its state holds the count per parameter."""
+        return max((int(state.get("step", 0)) for state in self.state.values()), default=0)
+
     def _step_group(self, group: ParamGroup) -> None:
         lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
         rest = None  # the parameters left for the per-parameter path (None: all)

@@ -19,8 +19,8 @@ from tinytensor.nn import functional as F
 CREATORS = {
     "randn": lambda dev: tt.randn(2, device=dev),
     "zeros": lambda dev: tt.zeros(2, device=dev),
-    "Tensor": lambda dev: tt.Tensor([1.0], device=dev),
-    "Tensor.to": lambda dev: tt.Tensor([1.0]).to(dev),
+    "Tensor": lambda dev: tt.tensor([1.0], device=dev),
+    "Tensor.to": lambda dev: tt.tensor([1.0]).to(dev),
     "Module.to": lambda dev: nn.Linear(2, 2).to(dev),
 }
 
@@ -46,7 +46,7 @@ MIXES = {
     "where": lambda g, c: tt.where(g > 0, g, c),
     "cat": lambda g, c: tt.cat([g, c]),
     "linear": lambda g, c: F.linear(c, g),
-    "cross_entropy": lambda g, c: F.cross_entropy(g, tt.Tensor(np.zeros(2, np.int64))),
+    "cross_entropy": lambda g, c: F.cross_entropy(g, tt.tensor(np.zeros(2, np.int64))),
     "inplace add": lambda g, c: g.detach().add_(c),
     "setitem": lambda g, c: g.detach().__setitem__(0, c[0]),
 }
@@ -55,7 +55,7 @@ MIXES = {
 @pytest.mark.parametrize("mix", MIXES.values(), ids=MIXES)
 def test_mixing_a_gpu_tensor_with_a_cpu_tensor_names_both_devices(gpu, mix):
     values = np.arange(4.0, dtype=np.float32).reshape(2, 2)
-    g, c = tt.Tensor(values, device="cuda:0", requires_grad=True), tt.Tensor(values)
+    g, c = tt.tensor(values, device="cuda:0", requires_grad=True), tt.tensor(values)
     with pytest.raises(tt.DeviceError, match="cuda:0.*cpu|cpu.*cuda:0"):
         mix(g, c)
 
@@ -68,7 +68,7 @@ def test_module_on_cuda0_keeps_parameters_grads_and_state_there(cp):
         assert model.to("cuda:0") is model
         opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         x = tt.randn(5, 6, device="cuda:0")
-        y = tt.Tensor(np.array([0, 1, 2, 1, 0]), device="cuda:0")
+        y = tt.tensor(np.array([0, 1, 2, 1, 0]), device="cuda:0")
         for _ in range(2):
             opt.zero_grad()
             F.cross_entropy(model(x), y).backward()

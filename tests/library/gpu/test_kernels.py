@@ -96,7 +96,7 @@ def test_the_gpu_path_never_loads_cupys_own_cublas():
         "from tinytensor import nn\n"
         "m = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 3)).to('cuda')\n"
         "x = tt.randn(5, 8, device='cuda', requires_grad=True)\n"
-        "y = tt.Tensor(np.array([0, 1, 2, 1, 0]), device='cuda')\n"
+        "y = tt.tensor(np.array([0, 1, 2, 1, 0]), device='cuda')\n"
         "loss = nn.cross_entropy(m(x), y) + (x @ x.T).sum() + (tt.randn(2, 5, 8, device='cuda') @ x.T).mean()\n"
         "loss = loss + (x[0] @ x[1])\n"
         "loss.backward()\n"
@@ -170,19 +170,19 @@ def test_bad_label_gives_nan_in_the_kernel_and_an_error_in_the_library(cp):
     rows = cp.asnumpy(rows)
     assert np.isnan(rows[1]) and not np.isnan(rows[0]) and not np.isnan(rows[2])
     with pytest.raises(IndexError, match="out of range"):
-        F.cross_entropy(tt.Tensor(logits), tt.Tensor(cp.asarray([0, 7, 1])))
+        F.cross_entropy(tt.tensor(logits), tt.tensor(cp.asarray([0, 7, 1])))
 
 
 def test_labels_that_are_a_strided_view_reach_the_fused_loss(cp):
     """The kernels read labels as one contiguous int64 row: a view such as y[::2] is copied first."""
     logits_host = _host((4, 5), np.float32)
     labels_host = np.array([[0, 9], [3, 9], [4, 9], [1, 9]])  # the class is column 0
-    cpu = F.cross_entropy(tt.Tensor(logits_host, requires_grad=True), tt.Tensor(labels_host[:, 0]))
-    logits = tt.Tensor(logits_host, device="cuda", requires_grad=True)
-    gpu = F.cross_entropy(logits, tt.Tensor(cp.asarray(labels_host))[:, 0])
+    cpu = F.cross_entropy(tt.tensor(logits_host, requires_grad=True), tt.tensor(labels_host[:, 0]))
+    logits = tt.tensor(logits_host, device="cuda", requires_grad=True)
+    gpu = F.cross_entropy(logits, tt.tensor(cp.asarray(labels_host))[:, 0])
     gpu.backward()
-    cpu_logits = tt.Tensor(logits_host, requires_grad=True)
-    F.cross_entropy(cpu_logits, tt.Tensor(labels_host[:, 0])).backward()
+    cpu_logits = tt.tensor(logits_host, requires_grad=True)
+    F.cross_entropy(cpu_logits, tt.tensor(labels_host[:, 0])).backward()
     np.testing.assert_allclose(gpu.item(), cpu.item(), rtol=1e-6)
     np.testing.assert_allclose(cp.asnumpy(logits.grad), cpu_logits.grad, rtol=1e-5, atol=1e-7)
 
@@ -213,7 +213,7 @@ def test_library_uses_the_extension_for_linear_and_loss_on_gpu(cp, ext_spy, act)
     tt.manual_seed(0)
     model = tt.nn.Sequential(tt.nn.Linear(20, 30), act(), tt.nn.Linear(30, 5))
     x = tt.randn(16, 20, requires_grad=True)
-    y = tt.Tensor(np.random.default_rng(0).integers(0, 5, 16))
+    y = tt.tensor(np.random.default_rng(0).integers(0, 5, 16))
     loss_cpu = F.cross_entropy(model(x), y)
     loss_cpu.backward()
     grads_cpu = [p.grad.copy() for p in model.parameters()] + [x.grad.copy()]

@@ -36,7 +36,7 @@ def _train(device, steps=2):
     x_host, y_host = rng.standard_normal((64, 20)).astype(np.float32), rng.integers(0, 5, 64)
     model = nn.Sequential(nn.Linear(20, 32), nn.GELU(), nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 5)).to(device)
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    x, y = tt.Tensor(x_host, device=device), tt.Tensor(y_host, device=device)
+    x, y = tt.tensor(x_host, device=device), tt.tensor(y_host, device=device)
     losses = []
     for _ in range(steps):  # the second step reads the momentum buffers the first one wrote
         opt.zero_grad()

@@ -25,8 +25,8 @@ def _grads(seed=0, scale=3.0):
 def _params(grads, device="cpu", dtype=np.float64):
     params = []
     for g in grads:
-        p = nn.Parameter(tt.Tensor(np.zeros(np.shape(g), dtype=dtype), device=device))
-        p.grad = tt.Tensor(np.asarray(g, dtype=dtype), device=device)._data
+        p = nn.Parameter(tt.tensor(np.zeros(np.shape(g), dtype=dtype), device=device))
+        p.grad = tt.tensor(np.asarray(g, dtype=dtype), device=device)._data
         params.append(p)
     return params
 
@@ -100,8 +100,8 @@ def test_clip_grad_norm_on_device(device, norm_type):
     np.testing.assert_allclose(total.numpy(), want.numpy(), rtol=1e-5)
     assert total.dtype == ours[0].dtype
     for p, q in zip(ours, ref, strict=True):
-        assert tt.Tensor(p.grad).device == p.device
-        np.testing.assert_allclose(tt.Tensor(p.grad).numpy(), q.grad, rtol=1e-5, atol=1e-7)
+        assert tt.tensor(p.grad).device == p.device
+        np.testing.assert_allclose(tt.tensor(p.grad).numpy(), q.grad, rtol=1e-5, atol=1e-7)
 
 
 def test_clip_grad_norm_accepts_one_tensor_generators_and_tensor_grads():
@@ -110,7 +110,7 @@ def test_clip_grad_norm_accepts_one_tensor_generators_and_tensor_grads():
     total = clip_grad_norm_(single, 1.0)
     np.testing.assert_allclose(total.item(), np.linalg.norm(grads[0]))
     params = _params(grads)
-    params[1].grad = tt.Tensor(params[1].grad)  # a user may set a Tensor
+    params[1].grad = tt.tensor(params[1].grad)  # a user may set a Tensor
     no_grad = nn.Parameter(np.zeros(3))
     total = clip_grad_norm_((p for p in [*params, no_grad]), 1.0)
     np.testing.assert_allclose(total.item(), math.sqrt(sum((g**2).sum() for g in grads)))
@@ -151,8 +151,8 @@ def test_clip_grad_value_on_device(device):
     ours = _params(grads, device, np.float32)
     clip_grad_value_(ours, 0.5)
     for p, g in zip(ours, grads, strict=True):
-        assert tt.Tensor(p.grad).device == p.device
-        np.testing.assert_allclose(tt.Tensor(p.grad).numpy(), np.clip(g, -0.5, 0.5).astype(np.float32))
+        assert tt.tensor(p.grad).device == p.device
+        np.testing.assert_allclose(tt.tensor(p.grad).numpy(), np.clip(g, -0.5, 0.5).astype(np.float32))
 
 
 _P = nn.Parameter(np.zeros(2))

@@ -41,8 +41,8 @@ def _model(dtype=np.float32, seed=0):
 
 def _backward(model, step, dtype=np.float32):
     rng = np.random.default_rng(100 + step)
-    x = tt.Tensor(rng.standard_normal((8, 4)).astype(dtype))
-    nn.cross_entropy(model(x), tt.Tensor(rng.integers(0, 3, 8))).backward()
+    x = tt.tensor(rng.standard_normal((8, 4)).astype(dtype))
+    nn.cross_entropy(model(x), tt.tensor(rng.integers(0, 3, 8))).backward()
 
 
 def _train(model, opt, steps=5, between=None, dtype=np.float32):
@@ -135,7 +135,7 @@ def test_an_array_held_elsewhere_keeps_its_storage():
 
 def _replace_data(step, model, opt):
     if step == 2:
-        model[0].weight.data = tt.Tensor(np.full((5, 4), 0.5, np.float32))
+        model[0].weight.data = tt.tensor(np.full((5, 4), 0.5, np.float32))
         model[2].bias.data = np.zeros(3, np.float32)
 
 
@@ -146,7 +146,7 @@ def _load_module_state(step, model, opt):
 
 def _replace_grad(step, model, opt):
     if step == 3:
-        model[0].bias.grad = tt.Tensor(np.ones(5, np.float32))
+        model[0].bias.grad = tt.tensor(np.ones(5, np.float32))
     if step == 1:
         _ = model[2].weight.grad  # read: the stored array becomes a Tensor
         model[2].weight.grad.mul_(0.5)
@@ -281,7 +281,7 @@ def test_a_graph_saved_before_a_flat_step_refuses_backward():
     model = _model()
     opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     _train(model, opt, steps=1)  # the layout exists: the next step is a flat one
-    x = tt.Tensor(np.ones((2, 4), np.float32))
+    x = tt.tensor(np.ones((2, 4), np.float32))
     loss = model(x).sum()
     opt.zero_grad()
     _backward(model, 0)

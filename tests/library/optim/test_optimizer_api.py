@@ -43,7 +43,7 @@ BAD_INPUTS = [
     # params itself
     (
         "bare-tensor",
-        lambda: optim.SGD(tt.Tensor(np.zeros(2)), lr=0.1),
+        lambda: optim.SGD(tt.tensor(np.zeros(2)), lr=0.1),
         TypeError,
         r"SGD: params must be an iterable of Tensors or dicts, got Tensor",
     ),
@@ -182,7 +182,7 @@ BAD_INPUTS = [
         ShapeError,
         r"Adam.step\(\): the gradient of parameter 1 has shape \(1, 3\), the parameter has shape \(3,\)",
     ),
-    ("grad-tensor-shape", lambda: _step_with_grad(tt.Tensor(np.zeros(4))), ShapeError, r"parameter 1 has shape \(4,\)"),
+    ("grad-tensor-shape", lambda: _step_with_grad(tt.tensor(np.zeros(4))), ShapeError, r"parameter 1 has shape \(4,\)"),
     (
         "grad-list",
         lambda: _step_with_grad([0.0, 0.0, 0.0]),
@@ -199,7 +199,7 @@ def test_bad_input_is_named(call, exc, message):
 
 
 def test_grad_on_another_device_is_named(other_device):
-    p = nn.Parameter(tt.Tensor(np.zeros(3), device=other_device))
+    p = nn.Parameter(tt.tensor(np.zeros(3), device=other_device))
     opt = optim.SGD([p], lr=0.1)
     p.grad = np.ones(3)
     with pytest.raises(DeviceError, match=r"SGD.step\(\): the gradient of parameter 0 is on cpu, the parameter on"):
@@ -216,7 +216,7 @@ def test_grad_may_be_a_tensor(name):
         p = nn.Parameter(np.ones((3, 2)))
         opt = getattr(optim, name)([p], lr=0.1)
         for g in grads:
-            p.grad = tt.Tensor(g) if as_tensor else g.copy()
+            p.grad = tt.tensor(g) if as_tensor else g.copy()
             opt.step()
         results.append(p.numpy())
     np.testing.assert_array_equal(results[0], results[1])

@@ -54,7 +54,7 @@ def _batches(n=TOTAL, seed=1):
 def _train(model, opt, batches, device="cpu", dtype=np.float64):
     for x, y in batches:
         opt.zero_grad()
-        nn.cross_entropy(model(tt.Tensor(x.astype(dtype), device=device)), tt.Tensor(y, device=device)).backward()
+        nn.cross_entropy(model(tt.tensor(x.astype(dtype), device=device)), tt.tensor(y, device=device)).backward()
         opt.step()
 
 
@@ -228,7 +228,7 @@ def test_load_places_state_on_each_parameter_device_and_dtype(device, name):
         for p in model.parameters():
             for key, value in opt.state[id(p)].items():
                 if hasattr(value, "shape"):
-                    assert tt.Tensor(value).device == p.device, key
+                    assert tt.tensor(value).device == p.device, key
                     assert value.dtype == p.dtype, key
         _train(model, opt, batches[SAVE_AT:], where, np.float32)
         runs[where] = [p.numpy() for p in model.parameters()]

@@ -49,7 +49,7 @@ def test_steps_match_torch(torch, name, kwargs):
         x = rng.standard_normal((8, 4))
         y = rng.integers(0, 3, 8)
         opt.zero_grad()
-        nn.cross_entropy(ours(tt.Tensor(x)), y).backward()
+        nn.cross_entropy(ours(tt.tensor(x)), y).backward()
         opt.step()
         topt.zero_grad()
         torch.nn.functional.cross_entropy(theirs(torch.tensor(x)), torch.tensor(y)).backward()
@@ -68,8 +68,8 @@ def _run(device_after_two_steps, opt_name):
         if step == 2:
             device = device_after_two_steps
             model.to(device)
-        x = tt.Tensor(rng.standard_normal((6, 4)).astype(np.float32), device=device)
-        y = tt.Tensor(rng.integers(0, 3, 6), device=device)
+        x = tt.tensor(rng.standard_normal((6, 4)).astype(np.float32), device=device)
+        y = tt.tensor(rng.integers(0, 3, 6), device=device)
         opt.zero_grad()
         nn.cross_entropy(model(x), y).backward()
         opt.step()
@@ -77,7 +77,7 @@ def _run(device_after_two_steps, opt_name):
         assert p.device == x.device
         for value in opt.state[id(p)].values():
             if hasattr(value, "shape"):
-                assert tt.Tensor(value).device == p.device
+                assert tt.tensor(value).device == p.device
     return [p.numpy() for p in model.parameters()]
 
 
