@@ -242,7 +242,7 @@ def run_backward(root: Tensor, seed: Array, retain_graph: bool = False) -> None:
     pending: dict[Tensor, Array] = {root: seed}  # node -> the gradient summed so far
     handed_out: set[int] = set()  # ids of arrays already stored as some leaf's .grad (never alias two leaves)
     if not is_retained(root):  # the root keeps its seed as .grad, as 1.x's did (retained ones: below)
-        _add_to_grad(root, np.array(seed) if isinstance(seed, np.generic) else backend_of(seed).copy(seed), handed_out)
+        _add_to_grad(root, _own_copy(seed), handed_out)
     previous = GRAD_ENABLED[0], RETAINING[0]
     GRAD_ENABLED[0] = False
     RETAINING[0] = retain_graph
@@ -259,14 +259,18 @@ def run_backward(root: Tensor, seed: Array, retain_graph: bool = False) -> None:
             if clock > node._stamp:  # something changed in place since this node was made
                 _check_not_modified(node, ctx)
             if retained and is_retained(node):  # its own copy: the same array may also become a leaf's .grad
-                grad_copy = np.array(grad) if isinstance(grad, np.generic) else backend_of(grad).copy(grad)
-                _add_to_grad(node, grad_copy, handed_out)
+                _add_to_grad(node, _own_copy(grad), handed_out)
             if overrides and (replacement := _overridden(node)) is not None:
                 _run_overridden(node, replacement, ctx, grad, pending, handed_out)
                 continue
             _pass_on(ctx[1], ctx[0](grad, *ctx[2:]), pending, handed_out)
     finally:
         GRAD_ENABLED[0], RETAINING[0] = previous
+
+
+def _own_copy(grad: Array) -> Array:
+    """A copy for a non-leaf's .grad: the array itself flows on and may become a leaf's .grad."""
+    return np.array(grad) if isinstance(grad, np.generic) else backend_of(grad).copy(grad)
 
 
 def _pass_on(
